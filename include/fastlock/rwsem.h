@@ -1,0 +1,382 @@
+/* <fastlock/rwsem.h>: the reader-writer semaphore.
+ *
+ * Any number of readers or one writer hold an fl_rwsem_t at a time.  The
+ * uncontended operations are inline here and cost one atomic instruction
+ * on the lock's count word each (seed 004): down_read adds a reader,
+ * up_read takes it away again, down_write swaps "unlocked" for "write
+ * locked", up_write subtracts the writer with fl_atomic_add_negative_release
+ * ("lock xadd" or "lock sub; js" on x86, as configured) and looks only at
+ * the sign of the result.  Everything else (waiting, waking, hand-off,
+ * misuse checks, READ_BIAS) is out of line in the library, in
+ * src/rwsem/rwsem.c, whose top comment documents the count word and the
+ * slowpath protocol bit by bit.
+ *
+ * Conventions (DESIGN.md): an all-zero object (FL_RWSEM_INITIALIZER) is a
+ * valid unlocked lock in the default mode (fair, process-private, no
+ * READ_BIAS); every function returns 0 or a positive errno value; the
+ * object holds only 32-bit integers (no pointers), so it can live in
+ * memory shared between 32- and 64-bit processes mapped at different
+ * addresses (FL_PSHARED).
+ *
+ * Memory ordering: every successful acquisition (down_*, *_trylock,
+ * *_timed, downgrade_write for its read side) is an acquire operation and
+ * every release (up_*, downgrade_write for its write side) is a release
+ * operation, in the C11 sense: everything a thread did before releasing
+ * the lock happens before everything a later holder does after acquiring
+ * it, whatever the mode and whichever path (fast, slow, hand-off,
+ * READ_BIAS) each side took.  A failed operation orders nothing.
+ *
+ * Modes (flags of fl_rwsem_init):
+ *   fair (default)  readers and writers compete; a waiter that has waited
+ *                   longer than fl_rwsem_set_handoff_ns says (1 ms)
+ *                   switches the lock to phase-fair hand-off until nobody
+ *                   waits: then nobody may take the lock past the queue,
+ *                   and it passes from all waiting readers (as one batch)
+ *                   to one waiting writer and back.  Nobody starves.
+ *   FL_RWSEM_PREFER_READER  a reader gets in whenever no writer holds the
+ *                   lock, waiting writers or not.  Writers starve as long
+ *                   as readers overlap one another without a gap.
+ *   FL_RWSEM_PREFER_WRITER  a reader waits while any writer waits.  Readers
+ *                   starve as long as writers keep queueing.
+ *   FL_RWSEM_READ_BIAS  (fair, and combinable with a preference) readers
+ *                   announce themselves in a per-thread slot of a
+ *                   process-wide table instead of on the lock, so that
+ *                   readers on different CPUs share no written cache line
+ *                   and scale; a writer first revokes the bias and waits
+ *                   for the readers it can see, and the bias returns only
+ *                   after a delay proportional to what revoking cost.
+ *                   Process-private locks only.  The reader paths of a
+ *                   READ_BIAS lock are calls into the library.
+ *   FL_PSHARED      the lock is in memory shared between processes.
+ *
+ * Recursion: a thread may hold several read locks on one fl_rwsem_t, but a
+ * recursive down_read can deadlock against a waiting writer unless the
+ * lock prefers readers (or, in READ_BIAS mode, the first read lock was
+ * taken while the bias was on).  Write locks are not recursive (EDEADLK).
+ *
+ * Limits: at most FL_RWSEM_READERS_MAX (65535) read locks at once through
+ * the count word (EAGAIN beyond; READ_BIAS slots do not count), and at
+ * most 65535 waiting readers and 65535 waiting writers (EAGAIN beyond).
+ *
+ * Tools: when fastlock is configured --enable-annotations, or when the
+ * including file is compiled with -fsanitize=thread, the inline functions
+ * below call annotated copies in the library instead (fl_rwsem_tool_*),
+ * which tell helgrind, drd and ThreadSanitizer what the lock does; the
+ * annotation macros (src/sys/annotate.h) thus stay private to the library
+ * and need no Valgrind headers where fastlock is installed.  */
+#ifndef FASTLOCK_RWSEM_H
+#define FASTLOCK_RWSEM_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <fastlock/common.h>
+#include <fastlock/arch/atomic.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every field is a 32-bit word touched only through the atomic shim or
+ * the futex wrapper; their meaning is documented in src/rwsem/rwsem.c.  */
+typedef struct fl_rwsem {
+  int32_t count;    /* the count word: readers, writer, waiters, flags */
+  int32_t bias;     /* READ_BIAS: on/off and when the bias may return */
+  int32_t owner;    /* kernel TID of the write holder, 0 if none */
+  int32_t mode;     /* the flags given to fl_rwsem_init */
+  int32_t qlock;    /* futex lock guarding the wait queues */
+  int32_t rwait;    /* readers sleep here: grant generation, waiting readers */
+  int32_t wwait;    /* writers sleep here: wake sequence, waiting writers */
+  int32_t bias_id;  /* READ_BIAS: the lock's name in the readers' table */
+} fl_rwsem_t;
+
+#define FL_RWSEM_INITIALIZER { 0 }
+
+/* Flags for fl_rwsem_init, besides FL_PSHARED.  */
+#define FL_RWSEM_PREFER_READER 0x100u
+#define FL_RWSEM_PREFER_WRITER 0x200u
+#define FL_RWSEM_READ_BIAS 0x400u
+
+#define FL_RWSEM_READERS_MAX 0xffff
+
+/* The count word, as far as the inline fastpaths need it (the whole
+ * layout: src/rwsem/rwsem.c).  Not an interface: these may change
+ * between versions together with the library.  */
+#define FL_RWSEM_WRITER 0x1              /* a writer holds the lock */
+#define FL_RWSEM_HANDOFF 0x2             /* phase-fair hand-off is on */
+#define FL_RWSEM_READER_SHIFT 14
+#define FL_RWSEM_READER (1 << FL_RWSEM_READER_SHIFT)
+#define FL_RWSEM_WAITERS INT32_MIN       /* the sign bit: someone waits */
+/* down_read leaves its fastpath when the count word it added to had a
+ * writer, hand-off or waiters, or 0x8000 readers or more (bits 29 and 30
+ * of the reader field: the slowpath tells a full field from a busy one).  */
+#define FL_RWSEM_READ_FAILED \
+  (FL_RWSEM_WAITERS | 0x60000000 | FL_RWSEM_HANDOFF | FL_RWSEM_WRITER)
+
+/* How a slowpath may wait.  */
+#define FL_RWSEM_BLOCK 0
+#define FL_RWSEM_TRY 1
+
+/* ------------------------------------------------------------------ */
+/* The API.                                                            */
+/* ------------------------------------------------------------------ */
+
+/* fl_rwsem_init: make s an unlocked lock in the mode flags selects
+ * (FL_PSHARED, FL_RWSEM_PREFER_READER or FL_RWSEM_PREFER_WRITER,
+ * FL_RWSEM_READ_BIAS).  Needed only for a mode other than the default:
+ * a zero-filled fl_rwsem_t is already an unlocked, fair, private lock.
+ * Must not run while any thread uses s.
+ * Errors: EINVAL for an unknown flag, both preferences at once, or
+ * FL_RWSEM_READ_BIAS with FL_PSHARED (the readers' table is per process).  */
+FL_EXPORT int fl_rwsem_init(fl_rwsem_t *s, unsigned flags);
+
+/* fl_rwsem_destroy: end s's life (it may then be freed or initialised
+ * again).  Errors: EBUSY while any thread holds s or waits for it; s is
+ * left as it was.  */
+FL_EXPORT int fl_rwsem_destroy(fl_rwsem_t *s);
+
+/* fl_rwsem_down_read: take s for reading, sleeping while a writer holds
+ * it (and, per the mode, while writers wait).  Acquire.
+ * Errors: EDEADLK if the calling thread holds s for writing; EAGAIN if s
+ * already has FL_RWSEM_READERS_MAX read locks, or 65535 waiting readers.  */
+static inline int fl_rwsem_down_read(fl_rwsem_t *s);
+
+/* fl_rwsem_down_read_trylock: take s for reading if that needs no wait.
+ * Acquire on success.  Errors: EBUSY if a writer holds s (the caller
+ * included) or the mode makes readers wait now; EAGAIN as down_read.  */
+static inline int fl_rwsem_down_read_trylock(fl_rwsem_t *s);
+
+/* fl_rwsem_down_read_timed: down_read, giving up at abstime, an absolute
+ * time on clock (CLOCK_MONOTONIC or CLOCK_REALTIME; a REALTIME deadline
+ * follows changes to the wall clock).  A lock that is free is taken even
+ * if abstime has passed.  Acquire on success.
+ * Errors: EINVAL for another clock, a NULL abstime or tv_nsec outside
+ * [0, 1e9), checked before anything else, even when s is free;
+ * ETIMEDOUT when abstime passed first, s being then exactly as it would
+ * have been had the call never been made; EDEADLK, EAGAIN as down_read.  */
+FL_EXPORT int fl_rwsem_down_read_timed(fl_rwsem_t *s, clockid_t clock,
+                                       const struct timespec *abstime);
+
+/* fl_rwsem_up_read: release one read lock.  Release.  A read lock must be
+ * released by the thread that took it (POSIX asks the same; in READ_BIAS
+ * mode up_read looks for it in the calling thread's slot).
+ * Errors: EPERM if s has no read lock to release (it is then unchanged).
+ * Through the count word read locks are counted, not owned: a thread that
+ * releases a read lock another reader took is not caught.  */
+static inline int fl_rwsem_up_read(fl_rwsem_t *s);
+
+/* fl_rwsem_down_write: take s for writing, sleeping while anyone else
+ * holds it.  Acquire.  Errors: EDEADLK if the calling thread holds s for
+ * writing, or (READ_BIAS) holds it for reading through the bias;
+ * EAGAIN with 65535 writers already waiting.  */
+static inline int fl_rwsem_down_write(fl_rwsem_t *s);
+
+/* fl_rwsem_down_write_trylock: take s for writing if that needs no wait.
+ * Acquire on success.  Errors: EBUSY if anyone holds s (the caller
+ * included), or if hand-off reserves it for the waiters.  */
+static inline int fl_rwsem_down_write_trylock(fl_rwsem_t *s);
+
+/* fl_rwsem_down_write_timed: down_write with a deadline, as
+ * fl_rwsem_down_read_timed.  Errors: EINVAL, ETIMEDOUT as there;
+ * EDEADLK, EAGAIN as down_write.  */
+FL_EXPORT int fl_rwsem_down_write_timed(fl_rwsem_t *s, clockid_t clock,
+                                        const struct timespec *abstime);
+
+/* fl_rwsem_up_write: release the write lock.  Release.
+ * Errors: EPERM if the calling thread does not hold s for writing (s is
+ * then unchanged).  */
+static inline int fl_rwsem_up_write(fl_rwsem_t *s);
+
+/* fl_rwsem_downgrade_write: turn the caller's write lock into a read lock
+ * without letting any writer in between; waiting readers may then join.
+ * Release for what was written before, and the caller keeps reading.
+ * Errors: EPERM if the calling thread does not hold s for writing.  */
+FL_EXPORT int fl_rwsem_downgrade_write(fl_rwsem_t *s);
+
+/* fl_rwsem_set_handoff_ns: how long a waiter in the fair mode waits
+ * before it turns phase-fair hand-off on, in nanoseconds (default
+ * 1000000, 1 ms); 0 turns it on at a waiter's first sleep.  Process-wide;
+ * waiters read it as they start to wait.  Errors: EINVAL if ns < 0.  */
+FL_EXPORT int fl_rwsem_set_handoff_ns(int32_t ns);
+
+/* ------------------------------------------------------------------ */
+/* What the inline functions call: not for direct use.                 */
+/* ------------------------------------------------------------------ */
+
+/* The calling thread's kernel TID, cached; -1 until first needed.  The
+ * write fastpaths record it in s->owner and check it on release.  */
+FL_EXPORT extern __thread int32_t fl_rwsem_self
+  __attribute__((tls_model("initial-exec")));
+FL_EXPORT int32_t fl_rwsem_self_slowpath(void);
+
+/* old: the count word before the fastpath's atomic.  */
+FL_EXPORT int fl_rwsem_down_read_slowpath(fl_rwsem_t *s, int32_t old, int how);
+FL_EXPORT int fl_rwsem_up_read_slowpath(fl_rwsem_t *s, int32_t old);
+FL_EXPORT int fl_rwsem_down_write_slowpath(fl_rwsem_t *s, int how);
+FL_EXPORT int fl_rwsem_up_write_slowpath(fl_rwsem_t *s);
+FL_EXPORT int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how);
+FL_EXPORT int fl_rwsem_biased_up_read(fl_rwsem_t *s);
+
+/* The fastpaths themselves.  */
+
+static inline int fl_rwsem_raw_down_read(fl_rwsem_t *s, int how)
+{
+  int32_t old;
+
+  /* Non-zero only for a READ_BIAS lock, whose readers must not write the
+   * count word's line.  A relaxed load: the bias path orders itself.  */
+  if (fl_load_relaxed(&s->bias) != 0)
+    return fl_rwsem_biased_down_read(s, how);
+  /* Acquire: the critical section may not start before the reader is
+   * counted, and must see what the last writer released.  */
+  old = fl_atomic_fetch_add_acquire(&s->count, FL_RWSEM_READER);
+  if (__builtin_expect((old & FL_RWSEM_READ_FAILED) != 0, 0))
+    return fl_rwsem_down_read_slowpath(s, old, how);
+  return 0;
+}
+
+static inline int fl_rwsem_raw_up_read(fl_rwsem_t *s)
+{
+  int32_t old;
+
+  if (fl_load_relaxed(&s->bias) != 0)
+    return fl_rwsem_biased_up_read(s);
+  /* Release: the critical section's loads and stores stay before it.
+   * old < READER (signed) catches both "waiters" (the sign bit) and "no
+   * reader to release" (an empty reader field): the slowpath tells them
+   * apart and undoes the second.  */
+  old = fl_atomic_fetch_add_release(&s->count, -FL_RWSEM_READER);
+  if (__builtin_expect(old < FL_RWSEM_READER, 0))
+    return fl_rwsem_up_read_slowpath(s, old);
+  return 0;
+}
+
+static inline int fl_rwsem_raw_down_write(fl_rwsem_t *s, int how)
+{
+  int32_t self;
+
+  /* Acquire, for the same reason as down_read.  Anything but a count of
+   * exactly 0 (readers, a writer, waiters, flags, a READ_BIAS that must be
+   * revoked) fails here and is sorted out by the slowpath.  */
+  if (__builtin_expect(fl_atomic_cmpxchg_acquire(&s->count, 0,
+                                                 FL_RWSEM_WRITER) != 0, 0))
+    return fl_rwsem_down_write_slowpath(s, how);
+  /* Only the holder writes owner; others read it only to check their own
+   * TID against it, so a plain store does.  */
+  self = fl_rwsem_self;
+  if (__builtin_expect(self < 0, 0))
+    self = fl_rwsem_self_slowpath();
+  fl_store_relaxed(&s->owner, self);
+  return 0;
+}
+
+static inline int fl_rwsem_raw_up_write(fl_rwsem_t *s)
+{
+  /* owner == our TID only while we hold the write lock: we set it after
+   * taking the lock and clear it before releasing it, and nobody else
+   * writes our TID there.  A thread that never took a write lock has -1,
+   * which no owner ever is.  */
+  if (__builtin_expect(fl_load_relaxed(&s->owner) != fl_rwsem_self, 0))
+    return EPERM;
+  fl_store_relaxed(&s->owner, 0);
+  /* Release (it also keeps the owner store above before the unlock).  The
+   * sign is the waiters bit: negative means someone must be woken.  */
+  if (__builtin_expect(fl_atomic_add_negative_release(&s->count,
+                                                      -FL_RWSEM_WRITER), 0))
+    return fl_rwsem_up_write_slowpath(s);
+  return 0;
+}
+
+#if FL_ANNOTATIONS
+# define FL_RWSEM_TOOLS 1
+#elif defined(__SANITIZE_THREAD__)
+# define FL_RWSEM_TOOLS 1
+#elif defined(__has_feature)
+# if __has_feature(thread_sanitizer)
+#  define FL_RWSEM_TOOLS 1
+# endif
+#endif
+#ifndef FL_RWSEM_TOOLS
+# define FL_RWSEM_TOOLS 0
+#endif
+
+/* The same with the tool annotations (src/rwsem/api.c); always in the
+ * library, so that a program built with -fsanitize=thread links against
+ * any build of it.  */
+FL_EXPORT int fl_rwsem_tool_down_read(fl_rwsem_t *s, int how);
+FL_EXPORT int fl_rwsem_tool_up_read(fl_rwsem_t *s);
+FL_EXPORT int fl_rwsem_tool_down_write(fl_rwsem_t *s, int how);
+FL_EXPORT int fl_rwsem_tool_up_write(fl_rwsem_t *s);
+
+#if FL_RWSEM_TOOLS
+
+static inline int fl_rwsem_down_read(fl_rwsem_t *s)
+{
+  return fl_rwsem_tool_down_read(s, FL_RWSEM_BLOCK);
+}
+
+static inline int fl_rwsem_down_read_trylock(fl_rwsem_t *s)
+{
+  return fl_rwsem_tool_down_read(s, FL_RWSEM_TRY);
+}
+
+static inline int fl_rwsem_up_read(fl_rwsem_t *s)
+{
+  return fl_rwsem_tool_up_read(s);
+}
+
+static inline int fl_rwsem_down_write(fl_rwsem_t *s)
+{
+  return fl_rwsem_tool_down_write(s, FL_RWSEM_BLOCK);
+}
+
+static inline int fl_rwsem_down_write_trylock(fl_rwsem_t *s)
+{
+  return fl_rwsem_tool_down_write(s, FL_RWSEM_TRY);
+}
+
+static inline int fl_rwsem_up_write(fl_rwsem_t *s)
+{
+  return fl_rwsem_tool_up_write(s);
+}
+
+#else /* !FL_RWSEM_TOOLS */
+
+static inline int fl_rwsem_down_read(fl_rwsem_t *s)
+{
+  return fl_rwsem_raw_down_read(s, FL_RWSEM_BLOCK);
+}
+
+static inline int fl_rwsem_down_read_trylock(fl_rwsem_t *s)
+{
+  return fl_rwsem_raw_down_read(s, FL_RWSEM_TRY);
+}
+
+static inline int fl_rwsem_up_read(fl_rwsem_t *s)
+{
+  return fl_rwsem_raw_up_read(s);
+}
+
+static inline int fl_rwsem_down_write(fl_rwsem_t *s)
+{
+  return fl_rwsem_raw_down_write(s, FL_RWSEM_BLOCK);
+}
+
+static inline int fl_rwsem_down_write_trylock(fl_rwsem_t *s)
+{
+  return fl_rwsem_raw_down_write(s, FL_RWSEM_TRY);
+}
+
+static inline int fl_rwsem_up_write(fl_rwsem_t *s)
+{
+  return fl_rwsem_raw_up_write(s);
+}
+
+#endif /* FL_RWSEM_TOOLS */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FASTLOCK_RWSEM_H */

@@ -1,0 +1,259 @@
+/* src/arch/aarch64.h: the atomic shim in asm for AArch64.
+ *
+ * AArch64 is weakly ordered (loads and stores to different addresses may
+ * be performed in any order), but the orders C11 names are built into the
+ * instructions rather than added with barriers:
+ *
+ *   load-acquire  (LDAR, LDAXR, and the A forms of the LSE atomics): no
+ *                 later load or store is performed before it;
+ *   store-release (STLR, STLXR, and the L forms): every earlier load and
+ *                 store is performed before it.  A store-release followed
+ *                 by a load-acquire is also kept in order, which C11's
+ *                 acquire and release do not need but do not mind.
+ *
+ * So no operation here carries a DMB; the barriers are the instruction
+ * suffixes, and DMB serves only the standalone fences.  Every DMB is ISH,
+ * the inner shareable domain, which holds every CPU that runs threads of
+ * one process.
+ *
+ * FL_AARCH64_LSE chooses how a read-modify-write is made:
+ *
+ *   0 (LL/SC, ARMv8.0): a loop of a load-exclusive, which arms the
+ *     exclusive monitor on the address, and a store-exclusive, which stores
+ *     only if no other agent has written the location since and reports
+ *     failure in a status register; the loop retries on failure.  The
+ *     acquire goes on the load (LDAXR), the release on the store (STLXR).
+ *   1 (LSE, ARMv8.1): single instructions LDADD, CAS and SWP, with A, L or
+ *     AL suffixes.  No loop, and under contention the CPU may perform the
+ *     operation at the cache or interconnect instead of moving the line.
+ *     The asm carries ".arch_extension lse" (as Linux's arm64 LSE atomics
+ *     do), so this header assembles whatever -march the program including
+ *     it was compiled with; configure's -march=armv8.1-a for the library
+ *     itself is then only for the compiler's own code.  ".arch armv8.1-a"
+ *     would not do: it resets the architecture for the rest of the
+ *     assembly file, taking away anything newer the compiler's -march had
+ *     enabled.  An LSE build runs only on ARMv8.1 CPUs (SIGILL on an
+ *     ARMv8.0 core such as the Cortex-A53, A57 or A72).
+ *
+ * add_negative has no flag-setting atomic to use on either path: it is the
+ * fetch-add and the sign of old + v, formed in uint32_t so that wrapping is
+ * defined.  */
+#ifndef FASTLOCK_ARCH_AARCH64_H
+#define FASTLOCK_ARCH_AARCH64_H
+
+#if !defined(__aarch64__)
+# error "src/arch/aarch64.h is for AArch64 only"
+#endif
+
+#include <stdint.h>
+
+static inline int32_t fl_load_relaxed(const int32_t *p)
+{
+  int32_t v;
+  __asm__ __volatile__("ldr %w0, %1" : "=r"(v) : "m"(*p));
+  return v;
+}
+
+/* LDAR is the acquire; the clobber keeps the compiler from hoisting later
+ * accesses above it.  LDAR takes only a bare base register: "Q".  */
+static inline int32_t fl_load_acquire(const int32_t *p)
+{
+  int32_t v;
+  __asm__ __volatile__("ldar %w0, %1" : "=r"(v) : "Q"(*p) : "memory");
+  return v;
+}
+
+/* "rZ": a constant 0 is stored from WZR, the usual unlock.  */
+static inline void fl_store_relaxed(int32_t *p, int32_t v)
+{
+  __asm__ __volatile__("str %w1, %0" : "=m"(*p) : "rZ"(v));
+}
+
+/* STLR is the release; the clobber keeps the compiler from sinking earlier
+ * accesses below it.  */
+static inline void fl_store_release(int32_t *p, int32_t v)
+{
+  __asm__ __volatile__("stlr %w1, %0" : "=Q"(*p) : "rZ"(v) : "memory");
+}
+
+#if FL_AARCH64_LSE
+
+# define FL_ARCH_ATOMICS_NAME "aarch64 asm, LSE ldadd/cas/swp"
+
+/* Lets the assembler accept the ARMv8.1 instructions whatever -march the
+ * includer uses (see the top comment).  */
+# define FL_AARCH64_LSE_INSN(insn) ".arch_extension lse\n\t" insn
+
+/* LDADD Ws, Wt, [Xn]: Wt = *Xn; *Xn += Ws.  */
+# define FL_AARCH64_FETCH_ADD(order, insn)                                   \
+  static inline int32_t fl_atomic_fetch_add_##order(int32_t *p, int32_t v)  \
+  {                                                                         \
+    int32_t old;                                                            \
+    __asm__ __volatile__(FL_AARCH64_LSE_INSN(insn " %w2, %w0, %1")          \
+                         : "=&r"(old), "+Q"(*p)                             \
+                         : "r"(v)                                           \
+                         : "memory");                                       \
+    return old;                                                             \
+  }
+
+/* CAS Ws, Wt, [Xn]: if *Xn == Ws then *Xn = Wt; Ws = the old *Xn either
+ * way.  The A forms load with acquire even when the compare fails, more
+ * than a failed cmpxchg needs; the L forms release only the store, which a
+ * failed compare does not make.  */
+# define FL_AARCH64_CMPXCHG(order, insn)                                     \
+  static inline int32_t fl_atomic_cmpxchg_##order(int32_t *p, int32_t old,  \
+                                                  int32_t new_value)        \
+  {                                                                         \
+    __asm__ __volatile__(FL_AARCH64_LSE_INSN(insn " %w0, %w2, %1")          \
+                         : "+r"(old), "+Q"(*p)                              \
+                         : "r"(new_value)                                   \
+                         : "memory");                                       \
+    return old;                                                             \
+  }
+
+/* SWP Ws, Wt, [Xn]: Wt = *Xn; *Xn = Ws.  */
+# define FL_AARCH64_XCHG(order, insn)                                        \
+  static inline int32_t fl_atomic_xchg_##order(int32_t *p, int32_t v)      \
+  {                                                                         \
+    int32_t old;                                                            \
+    __asm__ __volatile__(FL_AARCH64_LSE_INSN(insn " %w2, %w0, %1")          \
+                         : "=&r"(old), "+Q"(*p)                             \
+                         : "r"(v)                                           \
+                         : "memory");                                       \
+    return old;                                                             \
+  }
+
+/* The suffix is the barrier: none for relaxed; A makes the load half an
+ * acquire, L the store half a release, AL both.  */
+FL_AARCH64_FETCH_ADD(relaxed, "ldadd")
+FL_AARCH64_FETCH_ADD(acquire, "ldadda")
+FL_AARCH64_FETCH_ADD(release, "ldaddl")
+FL_AARCH64_FETCH_ADD(acq_rel, "ldaddal")
+FL_AARCH64_CMPXCHG(relaxed, "cas")
+FL_AARCH64_CMPXCHG(acquire, "casa")
+FL_AARCH64_CMPXCHG(release, "casl")
+FL_AARCH64_CMPXCHG(acq_rel, "casal")
+FL_AARCH64_XCHG(relaxed, "swp")
+FL_AARCH64_XCHG(acquire, "swpa")
+FL_AARCH64_XCHG(release, "swpl")
+FL_AARCH64_XCHG(acq_rel, "swpal")
+
+# undef FL_AARCH64_LSE_INSN
+
+#else /* !FL_AARCH64_LSE */
+
+# define FL_ARCH_ATOMICS_NAME "aarch64 asm, LL/SC ldaxr/stlxr"
+
+/* In every loop the store-exclusive's status register (0: stored) is an
+ * early-clobber output, so that it is never the data or the address
+ * register: the architecture leaves that case unpredictable.  */
+
+# define FL_AARCH64_FETCH_ADD(order, ld, st)                                 \
+  static inline int32_t fl_atomic_fetch_add_##order(int32_t *p, int32_t v)  \
+  {                                                                         \
+    int32_t old, sum;                                                       \
+    uint32_t failed;                                                        \
+    __asm__ __volatile__("1:\t" ld " %w0, %3\n\t"                           \
+                         "add %w1, %w0, %w4\n\t"                            \
+                         st " %w2, %w1, %3\n\t"                             \
+                         "cbnz %w2, 1b"                                     \
+                         : "=&r"(old), "=&r"(sum), "=&r"(failed), "+Q"(*p)  \
+                         : "r"(v)                                           \
+                         : "memory");                                       \
+    return old;                                                             \
+  }
+
+/* On a mismatch the loop leaves by 2 without a store-exclusive, leaving
+ * the monitor armed, and does not CLREX it.  That is harmless: every
+ * store-exclusive here follows its own load-exclusive of the same address,
+ * which re-arms the monitor, and an exception return (so every context
+ * switch) clears it on ARMv8, so no other thread inherits it.  CLREX would
+ * cost an instruction on the path a contended cmpxchg loop spins on.  The
+ * LDAXR of the acquire forms applies its acquire on a mismatch too, more
+ * than a failed cmpxchg needs.  */
+# define FL_AARCH64_CMPXCHG(order, ld, st)                                   \
+  static inline int32_t fl_atomic_cmpxchg_##order(int32_t *p, int32_t old,  \
+                                                  int32_t new_value)        \
+  {                                                                         \
+    int32_t prev;                                                           \
+    uint32_t failed;                                                        \
+    __asm__ __volatile__("1:\t" ld " %w0, %2\n\t"                           \
+                         "cmp %w0, %w3\n\t"                                 \
+                         "b.ne 2f\n\t"                                      \
+                         st " %w1, %w4, %2\n\t"                             \
+                         "cbnz %w1, 1b\n"                                   \
+                         "2:"                                               \
+                         : "=&r"(prev), "=&r"(failed), "+Q"(*p)             \
+                         : "r"(old), "r"(new_value)                         \
+                         : "cc", "memory");                                 \
+    return prev;                                                            \
+  }
+
+# define FL_AARCH64_XCHG(order, ld, st)                                      \
+  static inline int32_t fl_atomic_xchg_##order(int32_t *p, int32_t v)      \
+  {                                                                         \
+    int32_t old;                                                            \
+    uint32_t failed;                                                        \
+    __asm__ __volatile__("1:\t" ld " %w0, %2\n\t"                           \
+                         st " %w1, %w3, %2\n\t"                             \
+                         "cbnz %w1, 1b"                                     \
+                         : "=&r"(old), "=&r"(failed), "+Q"(*p)              \
+                         : "r"(v)                                           \
+                         : "memory");                                       \
+    return old;                                                             \
+  }
+
+/* The barriers are the exclusives' forms: LDAXR for an acquire (no later
+ * access before the load), STLXR for a release (no earlier access after
+ * the store), the plain LDXR/STXR where the order asks for neither.  */
+FL_AARCH64_FETCH_ADD(relaxed, "ldxr", "stxr")
+FL_AARCH64_FETCH_ADD(acquire, "ldaxr", "stxr")
+FL_AARCH64_FETCH_ADD(release, "ldxr", "stlxr")
+FL_AARCH64_FETCH_ADD(acq_rel, "ldaxr", "stlxr")
+FL_AARCH64_CMPXCHG(relaxed, "ldxr", "stxr")
+FL_AARCH64_CMPXCHG(acquire, "ldaxr", "stxr")
+FL_AARCH64_CMPXCHG(release, "ldxr", "stlxr")
+FL_AARCH64_CMPXCHG(acq_rel, "ldaxr", "stlxr")
+FL_AARCH64_XCHG(relaxed, "ldxr", "stxr")
+FL_AARCH64_XCHG(acquire, "ldaxr", "stxr")
+FL_AARCH64_XCHG(release, "ldxr", "stlxr")
+FL_AARCH64_XCHG(acq_rel, "ldaxr", "stlxr")
+
+#endif /* FL_AARCH64_LSE */
+
+#undef FL_AARCH64_FETCH_ADD
+#undef FL_AARCH64_CMPXCHG
+#undef FL_AARCH64_XCHG
+
+static inline int fl_atomic_add_negative_acquire(int32_t *p, int32_t v)
+{
+  uint32_t old = (uint32_t)fl_atomic_fetch_add_acquire(p, v);
+  return (int32_t)(old + (uint32_t)v) < 0;
+}
+
+static inline int fl_atomic_add_negative_release(int32_t *p, int32_t v)
+{
+  uint32_t old = (uint32_t)fl_atomic_fetch_add_release(p, v);
+  return (int32_t)(old + (uint32_t)v) < 0;
+}
+
+/* The full barrier: every earlier load and store before every later one,
+ * store->load included.  */
+static inline void fl_smp_mb(void)
+{
+  __asm__ __volatile__("dmb ish" : : : "memory");
+}
+
+/* DMB ISHLD: earlier loads before later loads (and stores).  */
+static inline void fl_smp_rmb(void)
+{
+  __asm__ __volatile__("dmb ishld" : : : "memory");
+}
+
+/* DMB ISHST: earlier stores before later stores.  */
+static inline void fl_smp_wmb(void)
+{
+  __asm__ __volatile__("dmb ishst" : : : "memory");
+}
+
+#endif /* FASTLOCK_ARCH_AARCH64_H */

@@ -1,0 +1,307 @@
+/* src/arch/ppc.h: the atomic shim in asm for 32-bit PowerPC and ppc64(le).
+ *
+ * PowerPC is weakly ordered: any two accesses to different addresses may
+ * be performed out of order, and the barriers say which pairs may not:
+ *
+ *   sync    orders everything before it against everything after it,
+ *           store->load included.  The only full barrier.
+ *   lwsync  ("sync 1") orders load->load, load->store and store->store,
+ *           not store->load.  That is exactly release, and also acquire
+ *           when placed after the load that acquires.
+ *   isync   orders nothing by itself.  It keeps every later instruction
+ *           from starting until all earlier ones have completed, so after
+ *           a conditional branch that depends on a load, no later load or
+ *           store is performed before that load has returned its value:
+ *           an acquire, for the loads the branch depends on.
+ *   eieio   orders stores to ordinary cacheable memory against later such
+ *           stores.  It was made for I/O, and does not order loads from
+ *           ordinary memory.
+ *
+ * An atomic read-modify-write is a lwarx/stwcx. loop: lwarx loads the word
+ * and sets a reservation, stwcx. stores only if no other CPU has stored to
+ * the reservation granule since, and sets CR0.EQ if it did store; the loop
+ * branches back while it did not.  Every op is on a 32-bit word, so ppc64
+ * uses the same lwarx/stwcx. and one header serves both.  A bare loop is a
+ * relaxed RMW; the orders add barriers around it:
+ *
+ *   release  FL_PPC_LWSYNC before the loop: earlier loads and stores are
+ *            performed before the stwcx. can be.
+ *   acquire  FL_PPC_ACQUIRE after the loop's closing bne-.  Both choices
+ *            are correct (seed 003, Mackerras):
+ *            - isync: the bne- depends on the stwcx., which cannot succeed
+ *              before the lwarx has read the word, so the isync holds every
+ *              later access until the RMW is done.
+ *            - lwsync: orders the lwarx before later loads and stores and
+ *              the stwcx. before later stores; a later load may be
+ *              performed before the stwcx. is visible, which acquire
+ *              allows: what was acquired is the value lwarx read, and the
+ *              reservation made the pair atomic.
+ *            isync holds later instructions until the branch resolves;
+ *            lwsync instead constrains the store queue.  Piggin measured
+ *            lwsync faster on a G5 (seed 003); on a core without lwsync the
+ *            choice is isync or a full sync, and isync is far cheaper.
+ *   acq_rel  both.
+ * A failed cmpxchg branches out past the acquire barrier: the API makes a
+ * failed cmpxchg relaxed.  (The release barrier comes before the compare
+ * can know, so it runs either way.)
+ *
+ * Which barrier each knob gives:
+ *
+ *   FL_PPC_ACQUIRE_LWSYNC  1: lwsync after an acquire, 0: isync.
+ *   FL_PPC_WMB_LWSYNC      1: fl_smp_wmb is lwsync, 0: eieio.  eieio is
+ *                          enough for stores to cacheable memory, and is the
+ *                          cheaper one where lwsync runs as a full sync.
+ *   FL_PPC_LWSYNC          (derived, not a knob) the barrier for release
+ *                          and fl_smp_rmb: lwsync where the build may assume
+ *                          the CPU has it, sync where it may not.
+ *
+ * Which CPUs have lwsync.  Every 64-bit one: Linux uses it on every
+ * 64-bit build, glibc from POWER4 and the 970 on (_ARCH_PWR4).  On the
+ * older 32-bit cores the L bit that makes sync into lwsync is a reserved
+ * field:
+ *   - the classic (AIM) 6xx/7xx/74xx cores (603, 604, 750, 7400, 7450) run
+ *     lwsync as a plain sync (jemalloc #1352: "nearly all 32-bit powerpc
+ *     hardware treats lwsync as sync"; Concurrency Kit #125: lwsync is
+ *     "indistinguishable on AIM cores");
+ *   - the 405 documents a sync with reserved bits set as an invalid form
+ *     (PPC405 core manual, "sync"), and the MPC8xx faults on it (GCC added
+ *     the 8xx to TARGET_NO_LWSYNC after an illegal instruction in
+ *     libstdc++'s atomics on an MPC860);
+ *   - the Freescale e500v1/v2 (MPC85xx, P10xx/P20xx) takes an illegal
+ *     instruction exception (Linux commit "powerpc: Fixup lwsync at
+ *     runtime", which patches sync into lwsync only on e500mc and later;
+ *     GCC: "E500 cores only support plain sync, not lwsync", and it
+ *     defines __NO_LWSYNC__ for -mcpu=8540/8548).  Linux emulates the
+ *     trapped instruction as a sync, so the program runs, at the price of a
+ *     trap per barrier (jemalloc #1352 measured 20% on a P1022 by avoiding
+ *     it; Concurrency Kit #121/#125 made ppc32 use sync by default).
+ *   - e500mc, e5500, e6500 have it.
+ * So lwsync on ppc32 buys nothing on most cores and costs a trap or a
+ * SIGILL on some.  configure's ppc32 defaults, isync and eieio, are the
+ * cheapest correct barriers on a core without lwsync, and a ppc32 build
+ * with neither knob set to lwsync uses sync where lwsync would go: free on
+ * the 6xx/7xx (it is what they run anyway), no trap on the e500 and 8xx.
+ * A ppc32 build that names lwsync for either knob states that its CPUs have
+ * it, and gets lwsync everywhere; if the compiler knows it targets an e500
+ * (__NO_LWSYNC__), such a build is refused below.  ppc64 always uses
+ * lwsync.
+ *
+ * eieio is safe on every subarch: on Book E cores (e500, 4xx) its encoding
+ * is mbar 0, which Linux uses as smp_wmb there, and the 405 runs it as a
+ * full sync.
+ *
+ * Every RMW asm clobbers "memory", the relaxed ones too: one macro body
+ * per op, and a compiler barrier costs a relaxed RMW little.  The plain
+ * relaxed load and store do not.  */
+#ifndef FASTLOCK_ARCH_PPC_H
+#define FASTLOCK_ARCH_PPC_H
+
+#if !defined(__powerpc__) && !defined(__powerpc64__)
+# error "src/arch/ppc.h is for PowerPC only"
+#endif
+
+#include <stdint.h>
+
+#if defined(__NO_LWSYNC__) && (FL_PPC_ACQUIRE_LWSYNC || FL_PPC_WMB_LWSYNC)
+# error "the target CPU has no lwsync (e500v1/v2): configure --with-ppc-acquire=isync --with-ppc-wmb=eieio"
+#endif
+
+#if defined(__powerpc64__) || FL_PPC_ACQUIRE_LWSYNC || FL_PPC_WMB_LWSYNC
+# define FL_PPC_LWSYNC "lwsync"
+#else
+# define FL_PPC_LWSYNC "sync"
+#endif
+
+#if FL_PPC_ACQUIRE_LWSYNC
+# define FL_PPC_ACQUIRE "lwsync"
+#else
+# define FL_PPC_ACQUIRE "isync"
+#endif
+
+#if FL_PPC_WMB_LWSYNC
+# define FL_PPC_WMB "lwsync"
+#else
+# define FL_PPC_WMB "eieio"
+#endif
+
+#define FL_ARCH_ATOMICS_NAME                                                \
+  "ppc asm, acquire " FL_PPC_ACQUIRE ", release " FL_PPC_LWSYNC             \
+  ", wmb " FL_PPC_WMB
+
+/* The barrier strings spliced around each loop: before (release) and
+ * after (acquire).  */
+#define FL_PPC_NONE ""
+#define FL_PPC_RELEASE FL_PPC_LWSYNC "\n"
+#define FL_PPC_ACQUIRE_AFTER "\n\t" FL_PPC_ACQUIRE
+
+/* %U/%X add the "u" or "x" the compiler's choice of address form needs
+ * (update, indexed).  */
+static inline int32_t fl_load_relaxed(const int32_t *p)
+{
+  int32_t v;
+  __asm__ __volatile__("lwz%U1%X1 %0,%1" : "=r"(v) : "m"(*p));
+  return v;
+}
+
+#if FL_PPC_ACQUIRE_LWSYNC
+/* lwsync: the load is performed before every later load and store.  */
+static inline int32_t fl_load_acquire(const int32_t *p)
+{
+  int32_t v;
+  __asm__ __volatile__("lwz%U1%X1 %0,%1\n\t"
+                       "lwsync"
+                       : "=r"(v)
+                       : "m"(*p)
+                       : "memory");
+  return v;
+}
+#else
+/* isync orders only what a branch before it depends on, and a plain lwz
+ * feeds no branch.  Comparing the value with itself and branching on the
+ * result (never taken: both ways lead to the next instruction) makes one
+ * that cannot resolve before the load has returned, and the isync then
+ * holds every later access behind the load (the idiom of the 32-bit
+ * Programming Environments Manual; GCC emits the same for an acquire
+ * load).  */
+static inline int32_t fl_load_acquire(const int32_t *p)
+{
+  int32_t v;
+  __asm__ __volatile__("lwz%U1%X1 %0,%1\n\t"
+                       "cmpw %0,%0\n\t"
+                       "bne- 1f\n"
+                       "1:\tisync"
+                       : "=r"(v)
+                       : "m"(*p)
+                       : "cc", "memory");
+  return v;
+}
+#endif
+
+static inline void fl_store_relaxed(int32_t *p, int32_t v)
+{
+  __asm__ __volatile__("stw%U0%X0 %1,%0" : "=m"(*p) : "r"(v));
+}
+
+/* The release barrier performs every earlier load and store before the
+ * store.  */
+static inline void fl_store_release(int32_t *p, int32_t v)
+{
+  __asm__ __volatile__(FL_PPC_RELEASE
+                       "\tstw%U0%X0 %1,%0"
+                       : "=m"(*p)
+                       : "r"(v)
+                       : "memory");
+}
+
+/* old = *p; *p = old + v; retried until the stwcx. keeps the
+ * reservation.  */
+#define FL_PPC_FETCH_ADD(order, before, after)                               \
+  static inline int32_t fl_atomic_fetch_add_##order(int32_t *p, int32_t v)  \
+  {                                                                         \
+    int32_t old, sum;                                                       \
+    __asm__ __volatile__(before                                             \
+                         "1:\tlwarx %0,0,%3\n\t"                            \
+                         "add %1,%0,%4\n\t"                                 \
+                         "stwcx. %1,0,%3\n\t"                               \
+                         "bne- 1b"                                          \
+                         after                                              \
+                         : "=&r"(old), "=&r"(sum), "+m"(*p)                 \
+                         : "r"(p), "r"(v)                                   \
+                         : "cc", "memory");                                 \
+    return old;                                                             \
+  }
+
+/* A mismatch leaves by 2: without a stwcx., and past the acquire barrier.
+ * The reservation it leaves behind is harmless: every stwcx. here follows
+ * its own lwarx, and the kernel clears reservations on a context switch.  */
+#define FL_PPC_CMPXCHG(order, before, after)                                 \
+  static inline int32_t fl_atomic_cmpxchg_##order(int32_t *p, int32_t old,  \
+                                                  int32_t new_value)        \
+  {                                                                         \
+    int32_t prev;                                                           \
+    __asm__ __volatile__(before                                             \
+                         "1:\tlwarx %0,0,%2\n\t"                            \
+                         "cmpw %0,%3\n\t"                                   \
+                         "bne- 2f\n\t"                                      \
+                         "stwcx. %4,0,%2\n\t"                               \
+                         "bne- 1b"                                          \
+                         after                                              \
+                         "\n2:"                                             \
+                         : "=&r"(prev), "+m"(*p)                            \
+                         : "r"(p), "r"(old), "r"(new_value)                 \
+                         : "cc", "memory");                                 \
+    return prev;                                                            \
+  }
+
+#define FL_PPC_XCHG(order, before, after)                                    \
+  static inline int32_t fl_atomic_xchg_##order(int32_t *p, int32_t v)      \
+  {                                                                         \
+    int32_t old;                                                            \
+    __asm__ __volatile__(before                                             \
+                         "1:\tlwarx %0,0,%2\n\t"                            \
+                         "stwcx. %3,0,%2\n\t"                               \
+                         "bne- 1b"                                          \
+                         after                                              \
+                         : "=&r"(old), "+m"(*p)                             \
+                         : "r"(p), "r"(v)                                   \
+                         : "cc", "memory");                                 \
+    return old;                                                             \
+  }
+
+/* relaxed: no barrier.  acquire: FL_PPC_ACQUIRE after the loop, so no later
+ * load or store is performed before the RMW.  release: FL_PPC_LWSYNC before
+ * the loop, so every earlier load and store is performed before the
+ * stwcx.  acq_rel: both.  (Why each barrier suffices: the top comment.)  */
+FL_PPC_FETCH_ADD(relaxed, FL_PPC_NONE, FL_PPC_NONE)
+FL_PPC_FETCH_ADD(acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_FETCH_ADD(release, FL_PPC_RELEASE, FL_PPC_NONE)
+FL_PPC_FETCH_ADD(acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_CMPXCHG(relaxed, FL_PPC_NONE, FL_PPC_NONE)
+FL_PPC_CMPXCHG(acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_CMPXCHG(release, FL_PPC_RELEASE, FL_PPC_NONE)
+FL_PPC_CMPXCHG(acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_XCHG(relaxed, FL_PPC_NONE, FL_PPC_NONE)
+FL_PPC_XCHG(acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_XCHG(release, FL_PPC_RELEASE, FL_PPC_NONE)
+FL_PPC_XCHG(acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
+
+#undef FL_PPC_FETCH_ADD
+#undef FL_PPC_CMPXCHG
+#undef FL_PPC_XCHG
+#undef FL_PPC_NONE
+#undef FL_PPC_RELEASE
+#undef FL_PPC_ACQUIRE_AFTER
+
+/* PowerPC has no flags from the loop to test, so this is the fetch-add and
+ * the sign of old + v, formed in uint32_t so that wrapping is defined.  */
+static inline int fl_atomic_add_negative_acquire(int32_t *p, int32_t v)
+{
+  uint32_t old = (uint32_t)fl_atomic_fetch_add_acquire(p, v);
+  return (int32_t)(old + (uint32_t)v) < 0;
+}
+
+static inline int fl_atomic_add_negative_release(int32_t *p, int32_t v)
+{
+  uint32_t old = (uint32_t)fl_atomic_fetch_add_release(p, v);
+  return (int32_t)(old + (uint32_t)v) < 0;
+}
+
+/* lwsync leaves store->load unordered: only sync forbids it.  */
+static inline void fl_smp_mb(void)
+{
+  __asm__ __volatile__("sync" : : : "memory");
+}
+
+/* lwsync orders load->load (sync where lwsync may be missing).  */
+static inline void fl_smp_rmb(void)
+{
+  __asm__ __volatile__(FL_PPC_LWSYNC : : : "memory");
+}
+
+/* Store->store: eieio or lwsync, as configured (seed 003).  */
+static inline void fl_smp_wmb(void)
+{
+  __asm__ __volatile__(FL_PPC_WMB : : : "memory");
+}
+
+#endif /* FASTLOCK_ARCH_PPC_H */

@@ -1,0 +1,158 @@
+/* src/arch/x86.h: the atomic shim in asm for i386 and x86_64.
+ *
+ * x86 is TSO: loads are not reordered with loads, stores not with stores,
+ * and a store is not reordered with an earlier load.  Every LOCK-prefixed
+ * instruction (and XCHG with memory, which locks implicitly) is a full
+ * barrier.  So acquire, release and acq_rel all come for free with the
+ * locked instruction, plain MOVs are acquire loads and release stores, and
+ * the only reordering the hardware does, a later load passing an earlier
+ * store through the store buffer, is what fl_smp_mb must forbid.  The
+ * "memory" clobber on each asm is the compiler barrier that keeps the
+ * compiler from doing the reordering the CPU does not.
+ *
+ * fl_atomic_add_negative_* has two shapes, chosen by --with-x86-release
+ * (seed 004): "lock xadd" returns the old value and the sign is tested on
+ * old + v in a register (Howells); "lock add; js" lets the locked
+ * instruction's own sign flag decide (Arcangeli), one instruction and no
+ * register for the result.  Both are always defined here, under
+ * fl_x86_add_negative_xadd and fl_x86_add_negative_sub, so that the tests
+ * check both whatever the build chose.  */
+#ifndef FASTLOCK_ARCH_X86_H
+#define FASTLOCK_ARCH_X86_H
+
+#if !defined(__i386__) && !defined(__x86_64__)
+# error "src/arch/x86.h is for i386 and x86_64 only"
+#endif
+
+#include <stdint.h>
+
+static inline int32_t fl_load_relaxed(const int32_t *p)
+{
+  int32_t v;
+  __asm__ __volatile__("movl %1, %0" : "=r"(v) : "m"(*p));
+  return v;
+}
+
+/* TSO: no later access can pass this load; the clobber stops the compiler
+ * moving later accesses above it.  */
+static inline int32_t fl_load_acquire(const int32_t *p)
+{
+  int32_t v;
+  __asm__ __volatile__("movl %1, %0" : "=r"(v) : "m"(*p) : "memory");
+  return v;
+}
+
+static inline void fl_store_relaxed(int32_t *p, int32_t v)
+{
+  __asm__ __volatile__("movl %1, %0" : "=m"(*p) : "ir"(v));
+}
+
+/* TSO: no earlier access can pass this store; the clobber stops the
+ * compiler sinking earlier accesses below it.  */
+static inline void fl_store_release(int32_t *p, int32_t v)
+{
+  __asm__ __volatile__("movl %1, %0" : "=m"(*p) : "ir"(v) : "memory");
+}
+
+/* LOCK XADD: atomically *p += v, v = old *p.  Full barrier in hardware,
+ * so one body serves every order.  */
+static inline int32_t fl_x86_xadd(int32_t *p, int32_t v)
+{
+  __asm__ __volatile__("lock xaddl %0, %1"
+                       : "+r"(v), "+m"(*p)
+                       :
+                       : "memory", "cc");
+  return v;
+}
+
+#define fl_atomic_fetch_add_relaxed fl_x86_xadd
+#define fl_atomic_fetch_add_acquire fl_x86_xadd
+#define fl_atomic_fetch_add_release fl_x86_xadd
+#define fl_atomic_fetch_add_acq_rel fl_x86_xadd
+
+/* Howells: LOCK XADD, then the sign of old + v, computed in uint32_t so
+ * that wrapping is defined (the flag the CPU would set).  */
+static inline int fl_x86_add_negative_xadd(int32_t *p, int32_t v)
+{
+  uint32_t old = (uint32_t)fl_x86_xadd(p, v);
+  return (int32_t)(old + (uint32_t)v) < 0;
+}
+
+/* Arcangeli: LOCK ADD and branch on the sign flag it sets ("=@ccs" hands
+ * SF to the compiler, which emits the js/jns directly).  */
+static inline int fl_x86_add_negative_sub(int32_t *p, int32_t v)
+{
+  int negative;
+  __asm__ __volatile__("lock addl %2, %0"
+                       : "+m"(*p), "=@ccs"(negative)
+                       : "ir"(v)
+                       : "memory");
+  return negative;
+}
+
+#if FL_X86_RELEASE_SUB
+# define fl_atomic_add_negative_acquire fl_x86_add_negative_sub
+# define fl_atomic_add_negative_release fl_x86_add_negative_sub
+# define FL_ARCH_ATOMICS_NAME "x86 asm, release lock sub; js"
+#else
+# define fl_atomic_add_negative_acquire fl_x86_add_negative_xadd
+# define fl_atomic_add_negative_release fl_x86_add_negative_xadd
+# define FL_ARCH_ATOMICS_NAME "x86 asm, release lock xadd"
+#endif
+
+/* LOCK CMPXCHG: compares EAX with *p; on a match stores new_value, else
+ * loads *p into EAX.  Either way EAX ends up holding what *p held.  Full
+ * barrier, success or failure.  */
+static inline int32_t fl_x86_cmpxchg(int32_t *p, int32_t old, int32_t new_value)
+{
+  __asm__ __volatile__("lock cmpxchgl %2, %1"
+                       : "+a"(old), "+m"(*p)
+                       : "r"(new_value)
+                       : "memory", "cc");
+  return old;
+}
+
+#define fl_atomic_cmpxchg_relaxed fl_x86_cmpxchg
+#define fl_atomic_cmpxchg_acquire fl_x86_cmpxchg
+#define fl_atomic_cmpxchg_release fl_x86_cmpxchg
+#define fl_atomic_cmpxchg_acq_rel fl_x86_cmpxchg
+
+/* XCHG with a memory operand is locked without a prefix: full barrier.  */
+static inline int32_t fl_x86_xchg(int32_t *p, int32_t v)
+{
+  __asm__ __volatile__("xchgl %0, %1" : "+r"(v), "+m"(*p) : : "memory");
+  return v;
+}
+
+#define fl_atomic_xchg_relaxed fl_x86_xchg
+#define fl_atomic_xchg_acquire fl_x86_xchg
+#define fl_atomic_xchg_release fl_x86_xchg
+#define fl_atomic_xchg_acq_rel fl_x86_xchg
+
+/* Store->load ordering needs a serialising instruction.  A locked add of
+ * zero to the top of the stack is one, and is cheaper than MFENCE on most
+ * cores (Linux does the same).  Adding zero leaves the word, even in the
+ * x86_64 red zone, as it was.  */
+static inline void fl_smp_mb(void)
+{
+#if defined(__x86_64__)
+  __asm__ __volatile__("lock addl $0, -4(%%rsp)" : : : "memory", "cc");
+#else
+  __asm__ __volatile__("lock addl $0, -4(%%esp)" : : : "memory", "cc");
+#endif
+}
+
+/* TSO already keeps loads in order and stores in order: only the compiler
+ * must be stopped.  (Non-temporal stores would need SFENCE; the locks never
+ * issue any.)  */
+static inline void fl_smp_rmb(void)
+{
+  __asm__ __volatile__("" : : : "memory");
+}
+
+static inline void fl_smp_wmb(void)
+{
+  __asm__ __volatile__("" : : : "memory");
+}
+
+#endif /* FASTLOCK_ARCH_X86_H */

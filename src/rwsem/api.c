@@ -1,0 +1,194 @@
+/* src/rwsem/api.c: the rwsem's out-of-line entry points, and the one
+ * place that tells helgrind, drd and ThreadSanitizer what it does.
+ *
+ * The inline functions of <fastlock/rwsem.h> come here (fl_rwsem_tool_*)
+ * when fastlock is built --enable-annotations or the caller is compiled
+ * with -fsanitize=thread; the timed calls, downgrade, init and destroy
+ * always do.  Each acquisition hides the object from the Valgrind tools
+ * (whose view of its atomics is wrong; a zero-filled lock never goes
+ * through fl_rwsem_init) and reports the acquisition after it succeeded;
+ * each release is reported before it happens, so that a tool never sees
+ * the next holder's acquisition first.
+ *
+ * A tool told of an acquisition that then fails, or of the release of a
+ * lock the thread does not hold, reports an error of its own.  So the
+ * misuse the lock itself would refuse is refused here first, with the
+ * same answer, before any tool hears of it: EDEADLK (EBUSY for a
+ * trylock) for the write holder, EPERM for a release of what is not
+ * held.  Elsewhere those checks are in the slowpaths.  */
+#include "config.h"
+
+#include "rwsem/rwsem-internal.h"
+
+#include "sys/annotate.h"
+#include "sys/clock.h"
+
+#include <errno.h>
+
+/* The ThreadSanitizer flags of an acquisition.  A macro: without TSan the
+ * annotation macros drop their arguments, and a function would be unused. */
+#define TSAN_HOW(how) ((how) == FL_RWSEM_BLOCK ? 0u : FL_TSAN_TRY)
+
+static int write_held_by_me(const fl_rwsem_t *s)
+{
+  return (fl_load_relaxed(&s->count) & FL_RWSEM_WRITER) &&
+         fl_load_relaxed(&s->owner) == fl_rwsem_self;
+}
+
+static int read_held_by_me(const fl_rwsem_t *s)
+{
+  return (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE) && fl_rwsem_bias_held(s);
+}
+
+/* A read lock exists that the caller could be releasing.  */
+static int read_held(const fl_rwsem_t *s)
+{
+  return FL_RWSEM_READERS(fl_load_relaxed(&s->count)) != 0 || read_held_by_me(s);
+}
+
+static int refuse(int how)
+{
+  return how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
+}
+
+static int read_lock(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
+{
+  int rc;
+
+  if (write_held_by_me(s))
+    return refuse(w->how);
+  FL_VG_HIDE(s, sizeof *s);
+  FL_TSAN_PRE_LOCK(s, FL_TSAN_READ | TSAN_HOW(w->how));
+  if (fl_load_relaxed(&s->bias) != 0)
+    rc = fl_rwsem_bias_lock_read(s, w);
+  else
+    rc = fl_rwsem_count_down_read(s, w);
+  if (rc == 0) {
+    FL_VG_RWLOCK_ACQUIRED(s, 0);
+    FL_TSAN_POST_LOCK(s, FL_TSAN_READ | TSAN_HOW(w->how));
+  } else {
+    FL_TSAN_POST_LOCK(s, FL_TSAN_READ | TSAN_HOW(w->how) | FL_TSAN_TRY_FAILED);
+  }
+  return rc;
+}
+
+static int write_lock(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
+{
+  int rc;
+
+  if (write_held_by_me(s) || read_held_by_me(s))
+    return refuse(w->how);
+  FL_VG_HIDE(s, sizeof *s);
+  FL_TSAN_PRE_LOCK(s, TSAN_HOW(w->how));
+  rc = fl_rwsem_lock_write(s, w);
+  if (rc == 0) {
+    FL_VG_RWLOCK_ACQUIRED(s, 1);
+    FL_TSAN_POST_LOCK(s, TSAN_HOW(w->how));
+  } else {
+    FL_TSAN_POST_LOCK(s, TSAN_HOW(w->how) | FL_TSAN_TRY_FAILED);
+  }
+  return rc;
+}
+
+static int timed_args_valid(clockid_t clock, const struct timespec *abstime)
+{
+  return (clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME) &&
+         abstime != NULL && fl_timespec_valid(abstime);
+}
+
+int fl_rwsem_init(fl_rwsem_t *s, unsigned flags)
+{
+  int rc = fl_rwsem_init_raw(s, flags);
+
+  if (rc == 0) {
+    FL_VG_HIDE(s, sizeof *s);
+    FL_VG_RWLOCK_CREATE(s);
+    FL_TSAN_CREATE(s);
+  }
+  return rc;
+}
+
+int fl_rwsem_destroy(fl_rwsem_t *s)
+{
+  int rc = fl_rwsem_destroy_raw(s);
+
+  if (rc == 0) {
+    FL_VG_RWLOCK_DESTROY(s);
+    FL_TSAN_DESTROY(s);
+  }
+  return rc;
+}
+
+int fl_rwsem_down_read_timed(fl_rwsem_t *s, clockid_t clock,
+                             const struct timespec *abstime)
+{
+  struct fl_rwsem_wait w = { FL_RWSEM_TIMED, clock, abstime };
+
+  if (!timed_args_valid(clock, abstime))
+    return EINVAL;
+  return read_lock(s, &w);
+}
+
+int fl_rwsem_down_write_timed(fl_rwsem_t *s, clockid_t clock,
+                              const struct timespec *abstime)
+{
+  struct fl_rwsem_wait w = { FL_RWSEM_TIMED, clock, abstime };
+
+  if (!timed_args_valid(clock, abstime))
+    return EINVAL;
+  return write_lock(s, &w);
+}
+
+int fl_rwsem_downgrade_write(fl_rwsem_t *s)
+{
+  int rc;
+
+  if (fl_load_relaxed(&s->owner) != fl_rwsem_self)
+    return EPERM;
+  FL_VG_RWLOCK_RELEASED(s, 1);
+  FL_TSAN_PRE_UNLOCK(s, 0);
+  FL_TSAN_POST_UNLOCK(s, 0);
+  rc = fl_rwsem_downgrade_raw(s);
+  FL_TSAN_PRE_LOCK(s, FL_TSAN_READ);
+  FL_VG_RWLOCK_ACQUIRED(s, 0);
+  FL_TSAN_POST_LOCK(s, FL_TSAN_READ);
+  return rc;
+}
+
+int fl_rwsem_tool_down_read(fl_rwsem_t *s, int how)
+{
+  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  return read_lock(s, &w);
+}
+
+int fl_rwsem_tool_down_write(fl_rwsem_t *s, int how)
+{
+  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  return write_lock(s, &w);
+}
+
+int fl_rwsem_tool_up_read(fl_rwsem_t *s)
+{
+  int rc;
+
+  if (!read_held(s))
+    return EPERM;
+  FL_VG_RWLOCK_RELEASED(s, 0);
+  FL_TSAN_PRE_UNLOCK(s, FL_TSAN_READ);
+  rc = fl_rwsem_raw_up_read(s);
+  FL_TSAN_POST_UNLOCK(s, FL_TSAN_READ);
+  return rc;
+}
+
+int fl_rwsem_tool_up_write(fl_rwsem_t *s)
+{
+  int rc;
+
+  if (fl_load_relaxed(&s->owner) != fl_rwsem_self)
+    return EPERM;
+  FL_VG_RWLOCK_RELEASED(s, 1);
+  FL_TSAN_PRE_UNLOCK(s, 0);
+  rc = fl_rwsem_raw_up_write(s);
+  FL_TSAN_POST_UNLOCK(s, 0);
+  return rc;
+}

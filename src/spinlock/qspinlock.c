@@ -1,0 +1,628 @@
+/* src/spinlock/qspinlock.c: fl_qspinlock_t, a queued spinlock after
+ * Linux's kernel/locking/qspinlock.c (the word: include/fastlock/
+ * spinlock.h; the nodes: src/spinlock/qspinlock.h).
+ *
+ * The kernel's three ways in, in order:
+ *
+ *   uncontended  0 -> locked, the inline fastpath;
+ *   pending      the lock is held and nobody waits: set pending, spin on
+ *                the word until the holder goes, then pending -> locked.
+ *                One waiter needs no queue node;
+ *   queued       anything more: swap our node into the tail and link it
+ *                behind the old one, spin on our own node until we are the
+ *                head, then spin on the word until locked and pending are
+ *                clear, take the lock (clearing the tail if we are still
+ *                the last), and make our successor the head.
+ *
+ * What this adds for threads that are not running (the kernel's CPUs always
+ * are, unless a hypervisor preempts them, which is what its paravirt
+ * qspinlock is for):
+ *
+ *   - The holder that makes its successor the head checks that the
+ *     successor's waiter has shown itself (beat) within fl_spin_patience.
+ *     If it has not, the holder marks it GONE and takes it out of the
+ *     queue (the holder may: nobody else changes the queue's middle while
+ *     the lock is held, and a GONE node is never touched again by anyone
+ *     but its own thread), and tries the next node.  So the head role, and
+ *     the lock, go only to running waiters; the passed-over thread queues
+ *     again when it runs.
+ *   - A pending waiter that does not take a free lock within
+ *     fl_spin_patience has the lock taken from it by the head (pending
+ *     cleared in the same compare-and-swap); it starts over when it runs.
+ *   - Waiters yield after FL_SPIN_YIELD_AFTER without progress, for a
+ *     holder that is not running.  A head that is preempted after its
+ *     check still holds the others up until it runs again; their yielding
+ *     bounds that to a reschedule, and it happens once per preemption,
+ *     not once per acquisition.
+ *
+ * Every change that gives the lock to someone is a compare-and-swap on the
+ * whole word, so none of this can let two threads in: the queue decides
+ * only who tries.  */
+#include "config.h"
+
+#include "spinlock/internal.h"
+#include "spinlock/qspinlock.h"
+#include "sys/cpu.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/mman.h>
+
+#define FL_QSPIN_TAIL_MASK 0xffff0000u
+#define FL_QSPIN_TAIL(v) ((int32_t)((uint32_t)(v) >> FL_QSPIN_TAIL_SHIFT))
+#define FL_QSPIN_BUSY (FL_QSPIN_LOCKED_MASK | FL_QSPIN_PENDING)
+
+/* Reads of a word that shows a pending->locked hand-over, which takes a
+ * few instructions, before queueing anyway.  */
+#define FL_QSPIN_HANDOVER_SPINS 64
+
+/* A waiter refreshes its beat, and looks at the time, once per this many
+ * reads of its node.  */
+#define FL_QSPIN_BEAT_EVERY 16
+
+/* ------------------------------------------------------------------------
+ * The registry of queueing threads.
+ * --------------------------------------------------------------------- */
+
+/* Nodes are mapped in chunks of 64 threads' worth (16 KiB).  */
+#define FL_QSPIN_CHUNK 64
+#define FL_QSPIN_NCHUNKS ((FL_QSPIN_THREADS + FL_QSPIN_CHUNK - 1) / FL_QSPIN_CHUNK)
+
+struct fl_qslot {
+  struct fl_qnode node[FL_QSPIN_NEST];
+};
+
+/* Bit i set: index i is some thread's.  Claimed and released with
+ * compare-and-swap, so that a thread can get its index in a signal
+ * handler.  */
+static int32_t fl_qused[(FL_QSPIN_THREADS + 31) / 32];
+static struct fl_qslot *fl_qchunks[FL_QSPIN_NCHUNKS];
+static pthread_key_t fl_qkey;
+
+/* index1: 1 + the thread's index, 0 for none yet.  nest: nodes in use.  */
+static __thread struct {
+  int32_t index1;
+  int32_t nest;
+} fl_qself __attribute__((tls_model("initial-exec")));
+
+static void fl_qindex_release(int32_t index)
+{
+  int32_t *w = &fl_qused[index / 32];
+  uint32_t bit = 1u << (index % 32), v = (uint32_t)fl_load_relaxed(w), seen;
+
+  while ((seen = (uint32_t)fl_atomic_cmpxchg_relaxed(w, (int32_t)v,
+                                                     (int32_t)(v & ~bit))) != v)
+    v = seen;
+}
+
+static int32_t fl_qindex_claim(void)
+{
+  int32_t i;
+
+  for (i = 0; i < (int32_t)(sizeof fl_qused / sizeof fl_qused[0]); i++) {
+    uint32_t v = (uint32_t)fl_load_relaxed(&fl_qused[i]), seen;
+
+    while (v != UINT32_MAX) {
+      int32_t bit = __builtin_ctz(~v), index = i * 32 + bit;
+
+      if (index >= FL_QSPIN_THREADS)
+        return -1;
+      seen = (uint32_t)fl_atomic_cmpxchg_relaxed(&fl_qused[i], (int32_t)v,
+                                                 (int32_t)(v | (1u << bit)));
+      if (seen == v)
+        return index;
+      v = seen;
+    }
+  }
+  return -1;
+}
+
+/* The chunk for index, mapped by whichever thread needs it first.  The
+ * pointer is published with release and read with acquire (a code found
+ * in a lock word may name a chunk this thread has not used yet).  */
+static struct fl_qslot *fl_qchunk(int32_t index, int create)
+{
+  struct fl_qslot **p = &fl_qchunks[index / FL_QSPIN_CHUNK];
+  struct fl_qslot *chunk = __atomic_load_n(p, __ATOMIC_ACQUIRE), *fresh;
+  size_t size = FL_QSPIN_CHUNK * sizeof(struct fl_qslot);
+
+  if (chunk != NULL || !create)
+    return chunk;
+  fresh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+               -1, 0);
+  if (fresh == MAP_FAILED)
+    return NULL;
+  /* The nodes are synchronisation the Valgrind tools cannot model.  */
+  FL_VG_HIDE(fresh, size);
+  if (__atomic_compare_exchange_n(p, &chunk, fresh, 0, __ATOMIC_ACQ_REL,
+                                  __ATOMIC_ACQUIRE))
+    return fresh;
+  munmap(fresh, size);
+  return chunk;
+}
+
+/* Thread exit: the index goes back.  */
+static void fl_qthread_exit(void *unused)
+{
+  (void)unused;
+  if (fl_qself.index1 > 0)
+    fl_qindex_release(fl_qself.index1 - 1);
+  fl_qself.index1 = 0;
+}
+
+/* In the child of a fork only the forking thread is left: every other
+ * thread's index is free again.  */
+static void fl_qatfork_child(void)
+{
+  size_t i;
+
+  for (i = 0; i < sizeof fl_qused / sizeof fl_qused[0]; i++)
+    fl_store_relaxed(&fl_qused[i], 0);
+  if (fl_qself.index1 > 0) {
+    int32_t index = fl_qself.index1 - 1;
+    fl_store_relaxed(&fl_qused[index / 32], (int32_t)(1u << (index % 32)));
+  }
+}
+
+__attribute__((constructor)) static void fl_qsetup(void)
+{
+  FL_VG_HIDE(fl_qused, sizeof fl_qused);
+  FL_VG_HIDE(fl_qchunks, sizeof fl_qchunks);
+  pthread_key_create(&fl_qkey, fl_qthread_exit);
+  pthread_atfork(NULL, NULL, fl_qatfork_child);
+}
+
+int32_t fl_qnode_take(struct fl_qnode **node)
+{
+  int32_t index, level = fl_qself.nest;
+  struct fl_qslot *chunk;
+
+  if (level >= FL_QSPIN_NEST)
+    return 0;
+  if (fl_qself.index1 == 0) {
+    index = fl_qindex_claim();
+    if (index < 0)
+      return 0;
+    if (fl_qchunk(index, 1) == NULL) {
+      fl_qindex_release(index);
+      return 0;
+    }
+    fl_qself.index1 = index + 1;
+    pthread_setspecific(fl_qkey, &fl_qself);
+  }
+  index = fl_qself.index1 - 1;
+  chunk = fl_qchunk(index, 0);
+  *node = &chunk[index % FL_QSPIN_CHUNK].node[level];
+  fl_qself.nest = level + 1;
+  return fl_qself.index1 << 2 | level;
+}
+
+void fl_qnode_put(void)
+{
+  fl_qself.nest--;
+}
+
+struct fl_qnode *fl_qnode_of(int32_t code)
+{
+  int32_t index = (code >> 2) - 1;
+
+  return &fl_qchunk(index, 0)[index % FL_QSPIN_CHUNK].node[code & 3];
+}
+
+uint32_t fl_qnode_enqueue(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
+{
+  uint32_t v, seen, tail = (uint32_t)code << FL_QSPIN_TAIL_SHIFT;
+
+  fl_store_relaxed(&node->next, 0);
+  fl_store_relaxed(&node->beat, (int32_t)fl_spin_now());
+  /* Release: the node, with the state and prev that the tail it replaces
+   * gives it, is initialised before anyone can find it through the tail.
+   * Acquire: the old tail's own initialisation (its next = 0) is done
+   * before our link below lands in it.  */
+  v = (uint32_t)fl_load_relaxed(&l->word);
+  for (;;) {
+    fl_store_relaxed(&node->state, FL_QSPIN_TAIL(v) != 0 ? FL_QNODE_WAIT
+                                                        : FL_QNODE_HEAD);
+    fl_store_relaxed(&node->prev, FL_QSPIN_TAIL(v));
+    seen = (uint32_t)fl_atomic_cmpxchg_acq_rel(&l->word, (int32_t)v,
+                                               (int32_t)((v & ~FL_QSPIN_TAIL_MASK) | tail));
+    if (seen == v)
+      break;
+    v = seen;
+  }
+  /* Release: our node's initialisation is visible to the predecessor
+   * that finds it through this link.  */
+  if (FL_QSPIN_TAIL(v) != 0)
+    fl_store_release(&fl_qnode_of(FL_QSPIN_TAIL(v))->next, code);
+  return v;
+}
+
+/* ------------------------------------------------------------------------
+ * The lock.
+ * --------------------------------------------------------------------- */
+
+/* Bookkeeping for a waiter's patience: when the value it watches last
+ * changed.  */
+struct fl_qwatch {
+  uint32_t value;
+  uint32_t since;
+};
+
+static void fl_qwatch_start(struct fl_qwatch *w, uint32_t value)
+{
+  w->value = value;
+  w->since = fl_spin_now();
+}
+
+/* Returns the units since value last changed (now when it just did).  */
+static int32_t fl_qwatch(struct fl_qwatch *w, uint32_t value, uint32_t now)
+{
+  if (value != w->value) {
+    w->value = value;
+    w->since = now;
+  }
+  return (int32_t)(now - w->since);
+}
+
+/* For a thread with no node to queue with: spin on the word and take the
+ * lock whenever it is free, ahead of the queue.  Unfair, and rare.  */
+static int fl_qspin_lock_unqueued(fl_qspinlock_t *l)
+{
+  struct fl_qwatch watch;
+  uint32_t v = (uint32_t)fl_load_relaxed(&l->word);
+
+  fl_qwatch_start(&watch, v);
+  for (;;) {
+    /* Acquire: the critical section stays after the take.  */
+    if (!(v & FL_QSPIN_BUSY) &&
+        fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
+                                  (int32_t)(v | FL_QSPIN_LOCKED)) == (int32_t)v)
+      return 0;
+    if (fl_qwatch(&watch, v, fl_spin_now()) > FL_SPIN_YIELD_AFTER)
+      sched_yield();
+    fl_cpu_relax();
+    v = (uint32_t)fl_load_relaxed(&l->word);
+  }
+}
+
+/* We hold the lock and our node had a successor: make the successor the
+ * head, or, if its waiter is not running, take it out of the queue and
+ * try the one after it.  Storing HEAD first brings the node's line here,
+ * so that reading its beat costs nothing more.  */
+static void fl_qspin_grant(fl_qspinlock_t *l, struct fl_qnode *node)
+{
+  struct fl_qnode *succ;
+  int32_t code, after;
+  uint32_t v;
+
+  /* The successor swapped itself into the tail before it linked itself
+   * here: the link is at most a few instructions away.  */
+  while ((code = fl_load_acquire(&node->next)) == 0)
+    fl_cpu_relax();
+  for (;;) {
+    succ = fl_qnode_of(code);
+    /* Release: the successor's head loop reads the word after this.  */
+    fl_store_release(&succ->state, FL_QNODE_HEAD);
+    if (!fl_spin_elapsed((uint32_t)fl_load_relaxed(&succ->beat), fl_spin_now(),
+                         fl_load_relaxed(&fl_spin_patience)))
+      return;
+    v = (uint32_t)fl_load_relaxed(&l->word);
+    if (FL_QSPIN_TAIL(v) == code) {
+      /* The last node: empty the queue.  Failing, someone queued behind
+       * it meanwhile; look again.  */
+      if (fl_atomic_cmpxchg_relaxed(&l->word, (int32_t)v,
+                                    (int32_t)(v & ~FL_QSPIN_TAIL_MASK)) == (int32_t)v) {
+        fl_store_release(&succ->state, FL_QNODE_GONE);
+        return;
+      }
+      continue;
+    }
+    while ((after = fl_load_acquire(&succ->next)) == 0)
+      fl_cpu_relax();
+    /* Release: read the link before the waiter may reuse its node.  */
+    fl_store_release(&succ->state, FL_QNODE_GONE);
+    code = after;
+  }
+}
+
+/* We hold the lock and are the head: leave the queue, emptying it if we
+ * are the last, else making our successor the head.  */
+static void fl_qspin_head_leaves(fl_qspinlock_t *l, struct fl_qnode *node,
+                                 int32_t code)
+{
+  uint32_t v = (uint32_t)fl_load_relaxed(&l->word);
+
+  while (FL_QSPIN_TAIL(v) == code) {
+    uint32_t seen = (uint32_t)fl_atomic_cmpxchg_relaxed(&l->word, (int32_t)v,
+                                                        (int32_t)(v & ~FL_QSPIN_TAIL_MASK));
+    if (seen == v)
+      return;
+    v = seen;
+  }
+  fl_qspin_grant(l, node);
+}
+
+/* We took the lock while waiting in the queue, because nobody took it for
+ * a patience: leave the queue.  Nothing in the queue can change while we
+ * hold the lock but its tail (arrivals) and links not yet made, so we
+ * may.  While we waited our predecessor cannot have left the queue
+ * without making us the head or taking us out too, so prev names a node
+ * in the queue.  */
+static void fl_qspin_waiter_leaves(fl_qspinlock_t *l, struct fl_qnode *node,
+                                   int32_t code)
+{
+  int32_t state = fl_load_acquire(&node->state), prev, after;
+  struct fl_qnode *p;
+  uint32_t v;
+
+  /* Passed over before we took the lock: we are out of the queue.  */
+  if (state == FL_QNODE_GONE)
+    return;
+  prev = fl_load_relaxed(&node->prev);
+  p = fl_qnode_of(prev);
+  /* Our predecessor is the head and not running (the reason the lock sat
+   * there): it leaves with us, and our successor becomes the head.  */
+  if (state == FL_QNODE_WAIT && fl_load_acquire(&p->state) == FL_QNODE_HEAD &&
+      fl_spin_elapsed((uint32_t)fl_load_relaxed(&p->beat), fl_spin_now(),
+                      fl_load_relaxed(&fl_spin_patience))) {
+    /* Release: its thread sees this after the release of the lock.  */
+    fl_store_release(&p->state, FL_QNODE_GONE);
+    state = FL_QNODE_HEAD;
+  }
+  if (state == FL_QNODE_HEAD) {
+    fl_qspin_head_leaves(l, node, code);
+    return;
+  }
+  /* Unlink ourselves from between prev and our successor.  prev's link
+   * is cleared first, so that an arrival that links itself behind prev
+   * once the tail is prev again is not overwritten.  */
+  fl_store_relaxed(&p->next, 0);
+  v = (uint32_t)fl_load_relaxed(&l->word);
+  while (FL_QSPIN_TAIL(v) == code) {
+    uint32_t seen = (uint32_t)fl_atomic_cmpxchg_relaxed(
+      &l->word, (int32_t)v,
+      (int32_t)((v & ~FL_QSPIN_TAIL_MASK) | (uint32_t)prev << FL_QSPIN_TAIL_SHIFT));
+    if (seen == v)
+      return;
+    v = seen;
+  }
+  while ((after = fl_load_acquire(&node->next)) == 0)
+    fl_cpu_relax();
+  fl_store_relaxed(&fl_qnode_of(after)->prev, prev);
+  fl_store_release(&p->next, after);
+}
+
+/* How a queued waiter's wait ended.  */
+enum { FL_QWAIT_HEAD, FL_QWAIT_REQUEUE, FL_QWAIT_TOOK_LOCK };
+
+/* Spin on our own node until our predecessor makes us the head.  Every
+ * so often show that we are running, and look at the word: if it stops
+ * changing while held, its holder may need our CPU; if it sits unlocked
+ * for a patience, the head is not running and we take the lock.  */
+static int fl_qspin_wait_in_queue(fl_qspinlock_t *l, struct fl_qnode *node,
+                                  int32_t code, uint32_t v)
+{
+  int32_t state, waited;
+  struct fl_qwatch watch;
+  uint32_t now, i;
+
+  fl_qwatch_start(&watch, v);
+  for (i = 1; (state = fl_load_acquire(&node->state)) == FL_QNODE_WAIT; i++) {
+    fl_cpu_relax();
+    if (i % FL_QSPIN_BEAT_EVERY != 0)
+      continue;
+    now = fl_spin_now();
+    fl_store_relaxed(&node->beat, (int32_t)now);
+    v = (uint32_t)fl_load_relaxed(&l->word);
+    waited = fl_qwatch(&watch, v, now);
+    /* Acquire: the critical section stays after the take.  A pending
+     * waiter that let the lock sit is not running either: it loses its
+     * bit, as to the head.  */
+    if (!(v & FL_QSPIN_LOCKED_MASK) && waited > fl_load_relaxed(&fl_spin_patience) &&
+        fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
+                                  (int32_t)((v & ~FL_QSPIN_PENDING) |
+                                            FL_QSPIN_LOCKED)) == (int32_t)v) {
+      fl_qspin_waiter_leaves(l, node, code);
+      return FL_QWAIT_TOOK_LOCK;
+    }
+    if (waited > FL_SPIN_YIELD_AFTER)
+      sched_yield();
+  }
+  return state == FL_QNODE_GONE ? FL_QWAIT_REQUEUE : FL_QWAIT_HEAD;
+}
+
+/* The head: wait for the holder and the pending waiter to go, and take
+ * the lock.  A pending waiter that leaves a free lock untaken for a
+ * patience is not running: take the lock from it.  Progress here is a
+ * change in the locked and pending bits (the tail moves with every
+ * arrival).  Returns 0 with the lock taken, or 1 when we were taken out
+ * of the queue and must queue again.  */
+static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
+{
+  struct fl_qwatch watch;
+  uint32_t v, now, i, want;
+  int32_t waited;
+
+  fl_qwatch_start(&watch, (uint32_t)fl_load_relaxed(&l->word) & FL_QSPIN_BUSY);
+  for (i = 1;; i++) {
+    /* Acquire: the state read below sees what the holder that released
+     * this word wrote before it.  */
+    v = (uint32_t)fl_load_acquire(&l->word);
+    now = fl_spin_now();
+    waited = fl_qwatch(&watch, v & FL_QSPIN_BUSY, now);
+    if (i % FL_QSPIN_BEAT_EVERY == 0)
+      fl_store_relaxed(&node->beat, (int32_t)now);
+    if (!(v & FL_QSPIN_BUSY) ||
+        ((v & FL_QSPIN_BUSY) == FL_QSPIN_PENDING &&
+         waited > fl_load_relaxed(&fl_spin_patience))) {
+      /* A holder may have found us not running and taken us out of the
+       * queue.  It wrote GONE before its release, which our load of v
+       * acquired: queue again rather than cut in.  */
+      if (fl_load_acquire(&node->state) == FL_QNODE_GONE)
+        return 1;
+      want = FL_QSPIN_TAIL(v) == code ? FL_QSPIN_LOCKED
+                                      : (v & ~FL_QSPIN_PENDING) | FL_QSPIN_LOCKED;
+      /* Acquire: the critical section stays after the take.  */
+      if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v, (int32_t)want) == (int32_t)v)
+        break;
+      continue;
+    }
+    if (waited > FL_SPIN_YIELD_AFTER)
+      sched_yield();
+    fl_cpu_relax();
+  }
+  /* v may be a word we read before we were preempted, taken out of the
+   * queue, and the word came back to the same value: then the take above
+   * succeeded, and the holder's GONE is visible through it.  We hold the
+   * lock, but the queue is no longer ours to touch (our tail code cannot
+   * be in v: we were not the last when we were taken out).  */
+  if (fl_load_acquire(&node->state) == FL_QNODE_GONE)
+    return 0;
+  if (FL_QSPIN_TAIL(v) != code)
+    fl_qspin_grant(l, node);
+  return 0;
+}
+
+int fl_qspin_lock_slow(fl_qspinlock_t *l)
+{
+  struct fl_qnode *node;
+  struct fl_qwatch watch;
+  uint32_t v, seen;
+  int32_t code, i;
+
+restart:
+  v = (uint32_t)fl_load_relaxed(&l->word);
+  for (i = 0; v == FL_QSPIN_PENDING && i < FL_QSPIN_HANDOVER_SPINS; i++) {
+    fl_cpu_relax();
+    v = (uint32_t)fl_load_relaxed(&l->word);
+  }
+
+  /* No pending waiter and no queue: take a free lock, or become the
+   * pending waiter of a held one.  Acquire: for the take, the critical
+   * section stays after it; for pending, our reads of the word below do.  */
+  while (!(v & ~FL_QSPIN_LOCKED_MASK)) {
+    uint32_t want = v == 0 ? FL_QSPIN_LOCKED : v | FL_QSPIN_PENDING;
+
+    seen = (uint32_t)fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v, (int32_t)want);
+    if (seen == v) {
+      if (v == 0)
+        return 0;
+      goto pending;
+    }
+    v = seen;
+  }
+  goto queue;
+
+pending:
+  fl_qwatch_start(&watch, v);
+  for (;;) {
+    v = (uint32_t)fl_load_acquire(&l->word);
+    if (!(v & FL_QSPIN_PENDING))
+      goto restart;   /* taken from us while we were away */
+    if (!(v & FL_QSPIN_LOCKED_MASK)) {
+      /* Acquire: the critical section stays after the take.  */
+      if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
+                                    (int32_t)((v & ~FL_QSPIN_PENDING) |
+                                              FL_QSPIN_LOCKED)) == (int32_t)v)
+        return 0;
+      continue;
+    }
+    if (fl_qwatch(&watch, v & FL_QSPIN_BUSY, fl_spin_now()) > FL_SPIN_YIELD_AFTER)
+      sched_yield();
+    fl_cpu_relax();
+  }
+
+queue:
+  code = fl_qnode_take(&node);
+  if (code == 0)
+    return fl_qspin_lock_unqueued(l);
+  v = fl_qnode_enqueue(l, node, code);
+  if (FL_QSPIN_TAIL(v) != 0) {
+    switch (fl_qspin_wait_in_queue(l, node, code, v)) {
+    case FL_QWAIT_REQUEUE:
+      fl_qnode_put();
+      goto restart;
+    case FL_QWAIT_TOOK_LOCK:
+      fl_qnode_put();
+      return 0;
+    }
+  }
+  if (fl_qspin_head(l, node, code) != 0) {
+    fl_qnode_put();
+    goto restart;
+  }
+  fl_qnode_put();
+  return 0;
+}
+
+int fl_qspin_unlock_slow(fl_qspinlock_t *l)
+{
+  uint32_t v = (uint32_t)fl_load_relaxed(&l->word), seen;
+
+  for (;;) {
+    if (!(v & FL_QSPIN_LOCKED_MASK))
+      return EPERM;
+    /* Release: the critical section is done before the word reads
+     * unlocked.  */
+    seen = (uint32_t)fl_atomic_cmpxchg_release(&l->word, (int32_t)v,
+                                               (int32_t)(v & ~FL_QSPIN_LOCKED_MASK));
+    if (seen == v)
+      return 0;
+    v = seen;
+  }
+}
+
+int fl_qspin_init(fl_qspinlock_t *l, unsigned flags)
+{
+  int rc = fl_spin_check_flags(flags, 0);
+
+  if (rc != 0)
+    return rc;
+  fl_store_relaxed(&l->word, 0);
+  FL_SPIN_ANNOTATE_CREATE(l);
+  return 0;
+}
+
+int fl_qspin_destroy(fl_qspinlock_t *l)
+{
+  if (fl_load_relaxed(&l->word) != 0)
+    return EBUSY;
+  FL_SPIN_ANNOTATE_DESTROY(l);
+  return 0;
+}
+
+/* The library's own lock, trylock and unlock, annotated (see spinlock.c).  */
+int (fl_qspin_lock)(fl_qspinlock_t *l)
+{
+  FL_VG_HIDE(l, sizeof *l);
+  FL_TSAN_PRE_LOCK(l, 0);
+  fl_qspin_lock_inline(l);
+  FL_TSAN_POST_LOCK(l, 0);
+  FL_VG_RWLOCK_ACQUIRED(l, 1);
+  return 0;
+}
+
+int (fl_qspin_trylock)(fl_qspinlock_t *l)
+{
+  int rc;
+
+  FL_VG_HIDE(l, sizeof *l);
+  FL_TSAN_PRE_LOCK(l, FL_TSAN_TRY);
+  rc = fl_qspin_trylock_inline(l);
+  FL_TSAN_POST_LOCK(l, FL_TSAN_TRY | (rc != 0 ? FL_TSAN_TRY_FAILED : 0u));
+  if (rc == 0)
+    FL_VG_RWLOCK_ACQUIRED(l, 1);
+  return rc;
+}
+
+int (fl_qspin_unlock)(fl_qspinlock_t *l)
+{
+  if (!(fl_load_relaxed(&l->word) & FL_QSPIN_LOCKED_MASK))
+    return EPERM;
+  FL_VG_RWLOCK_RELEASED(l, 1);
+  FL_TSAN_PRE_UNLOCK(l, 0);
+  fl_qspin_unlock_inline(l);
+  FL_TSAN_POST_UNLOCK(l, 0);
+  return 0;
+}

@@ -1,0 +1,56 @@
+/* src/sys/futex.c: the futex wrapper (see futex.h).  */
+#include "config.h"
+
+#include "sys/futex.h"
+#include "sys/clock.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* A 32-bit process built with a 64-bit time_t must use the time64 system
+ * call; everywhere else the plain one takes the C library's timespec.  */
+#if defined(__NR_futex_time64) && !defined(__LP64__)
+# define FL_NR_FUTEX (sizeof(time_t) == 8 ? __NR_futex_time64 : __NR_futex)
+#else
+# define FL_NR_FUTEX __NR_futex
+#endif
+
+static int futex_private(int op, int pshared)
+{
+  return pshared ? op : op | FUTEX_PRIVATE_FLAG;
+}
+
+int fl_futex_wait(const uint32_t *word, uint32_t expected, int pshared,
+                  clockid_t clock, const struct timespec *abstime)
+{
+  int op = futex_private(FUTEX_WAIT_BITSET, pshared);
+  long rc;
+
+  if (clock == CLOCK_REALTIME)
+    op |= FUTEX_CLOCK_REALTIME;
+  else if (clock != CLOCK_MONOTONIC)
+    return EINVAL;
+  if (abstime != NULL) {
+    if (!fl_timespec_valid(abstime))
+      return EINVAL;
+    /* The kernel refuses a negative tv_sec with EINVAL; for a deadline it
+     * simply lies in the past.  */
+    if (abstime->tv_sec < 0)
+      return ETIMEDOUT;
+  }
+  rc = syscall(FL_NR_FUTEX, word, op, expected, abstime, NULL,
+               FUTEX_BITSET_MATCH_ANY);
+  if (rc == 0)
+    return 0;
+  /* EWOULDBLOCK is EAGAIN on Linux; EINTR and ETIMEDOUT pass through.  */
+  return errno;
+}
+
+int fl_futex_wake(uint32_t *word, int count, int pshared)
+{
+  long rc = syscall(FL_NR_FUTEX, word, futex_private(FUTEX_WAKE, pshared),
+                    count, NULL, NULL, 0);
+  return rc < 0 ? 0 : (int)rc;
+}

@@ -1,0 +1,31 @@
+## stress/module.mk: the stress module's part of the build (included from Makefile.am).
+
+# fastlock-bench: the seeds' tables, fastlock and its peers side by side.
+# bench-fl-1/2/3.c are fastlock's entries compiled once per shim variant
+# (stress/bench-variant.h); Concurrency Kit's locks are header-only.
+bin_PROGRAMS += fastlock-bench
+fastlock_bench_SOURCES = stress/bench.c stress/bench.h stress/bench-plan.h \
+	stress/bench-loops.h stress/bench-opts.c stress/bench-impls.c \
+	stress/bench-run.c stress/bench-out.c stress/bench-peers.c \
+	stress/bench-fl.h stress/bench-variant.h stress/bench-fl-1.c \
+	stress/bench-fl-2.c stress/bench-fl-3.c \
+	stress/context.c stress/context.h
+fastlock_bench_LDADD = libfastlock-core.la
+
+# fastlock-stress: the DESIGN.md torture as a command for any primitive.
+bin_PROGRAMS += fastlock-stress
+fastlock_stress_SOURCES = stress/stress.c stress/stress.h stress/stress-opts.c \
+	stress/stress-drivers.c stress/context.c stress/context.h
+fastlock_stress_LDADD = libfastlock-core.la
+
+man1_MANS = stress/fastlock-bench.1 stress/fastlock-stress.1
+EXTRA_DIST += $(man1_MANS) stress/device-scaling.sh tests/test-tools.sh
+
+# The tools' tests: their command lines and table of implementations
+# (Check), and both tools run briefly, the negative control included.
+fl_unit_tests += tests/test-bench-options
+tests_test_bench_options_SOURCES = tests/test-bench-options.c \
+	stress/bench-opts.c stress/bench-impls.c stress/bench-run.c \
+	stress/bench-peers.c stress/bench-fl-1.c stress/bench-fl-2.c \
+	stress/bench-fl-3.c stress/stress-opts.c stress/stress-drivers.c
+TESTS += tests/test-tools.sh

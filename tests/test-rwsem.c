@@ -1,0 +1,768 @@
+/* tests/test-rwsem.c: every function, flag and error path of the
+ * reader-writer semaphore (the threaded torture is test-rwsem-torture.c,
+ * the processes test-rwsem-pshared.c).
+ *
+ * Tests that need another thread to be asleep in the lock wait for it by
+ * watching the lock's queues (rwsem-internal.h), never by sleeping a
+ * fixed time; no test asserts on how long anything took.  */
+#include "config.h"
+
+#include <fastlock/rwsem.h>
+
+#include "rwsem/rwsem-internal.h"
+#include "sys/annotate.h"
+#include "sys/clock.h"
+
+#include "fl-check.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The modes most tests run in (Check loop index).  */
+static const unsigned modes[] = {
+  0, FL_RWSEM_PREFER_READER, FL_RWSEM_PREFER_WRITER, FL_RWSEM_READ_BIAS,
+  FL_PSHARED,
+};
+#define NMODES ((int)(sizeof modes / sizeof modes[0]))
+
+static const clockid_t clocks[] = { CLOCK_MONOTONIC, CLOCK_REALTIME };
+
+static int32_t count_of(fl_rwsem_t *s)
+{
+  return fl_load_relaxed(&s->count);
+}
+
+static uint32_t readers_of(fl_rwsem_t *s)
+{
+  return FL_RWSEM_READERS(count_of(s));
+}
+
+/* The count word of an unlocked lock nobody waits for, in its mode, as
+ * fl_rwsem_init leaves it.  */
+static int32_t idle_count(unsigned mode)
+{
+  return (mode & FL_RWSEM_READ_BIAS) ? FL_RWSEM_BIASED : 0;
+}
+
+/* Unlocked and nobody waiting (the READ_BIAS bias may be on or off).  */
+static int is_idle(fl_rwsem_t *s)
+{
+  return (count_of(s) & ~FL_RWSEM_BIASED) == 0 &&
+         FL_RWSEM_QUEUED(fl_load_relaxed(&s->rwait)) == 0 &&
+         FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait)) == 0;
+}
+
+static void init_mode(fl_rwsem_t *s, unsigned mode)
+{
+  memset(s, 0x5a, sizeof *s);   /* init must not rely on a zeroed object */
+  ck_assert_int_eq(fl_rwsem_init(s, mode), 0);
+  ck_assert_int_eq(count_of(s), idle_count(mode));
+}
+
+/* Wait (without a time limit that could fail a slow run) until
+ * queued(s) reaches n: another thread is then asleep in the lock, or
+ * about to be.  */
+static void wait_queued(fl_rwsem_t *s, const int32_t *word, uint32_t n)
+{
+  long tries;
+
+  for (tries = 0; FL_RWSEM_QUEUED(fl_load_relaxed(word)) < n; tries++) {
+    ck_assert_msg(tries < 1000000, "no thread queued on the lock after 1000000 polls");
+    usleep(200);
+  }
+  (void)s;
+}
+
+/* Wait until a writer waits for the caller's read lock: queued, or (READ_BIAS
+ * lock read through the table) holding WRITER while it waits for the
+ * table's readers to leave.  */
+static void wait_for_writer(fl_rwsem_t *s)
+{
+  long tries;
+
+  for (tries = 0; FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait)) == 0 &&
+                  !(count_of(s) & FL_RWSEM_WRITER); tries++) {
+    ck_assert_msg(tries < 1000000, "no writer waited after 1000000 polls");
+    usleep(200);
+  }
+}
+
+/* A thread that runs one operation and reports its result.  */
+enum op { OP_READ, OP_WRITE, OP_TRY_READ, OP_TRY_WRITE, OP_TIMED_READ,
+          OP_TIMED_WRITE, OP_UP_READ, OP_UP_WRITE, OP_DOWNGRADE,
+          OP_READ_AND_HOLD, OP_TRY_READ_AND_UP };
+
+struct job {
+  fl_rwsem_t *s;
+  enum op op;
+  clockid_t clock;
+  struct timespec deadline;
+  int result;
+  /* OP_READ_AND_HOLD: hold the read lock until release is set.  */
+  int32_t held, release;
+};
+
+static void *run_job(void *p)
+{
+  struct job *j = p;
+
+  switch (j->op) {
+  case OP_READ: j->result = fl_rwsem_down_read(j->s); break;
+  case OP_WRITE: j->result = fl_rwsem_down_write(j->s); break;
+  case OP_TRY_READ: j->result = fl_rwsem_down_read_trylock(j->s); break;
+  case OP_TRY_WRITE: j->result = fl_rwsem_down_write_trylock(j->s); break;
+  case OP_TIMED_READ:
+    j->result = fl_rwsem_down_read_timed(j->s, j->clock, &j->deadline);
+    break;
+  case OP_TIMED_WRITE:
+    j->result = fl_rwsem_down_write_timed(j->s, j->clock, &j->deadline);
+    break;
+  case OP_UP_READ: j->result = fl_rwsem_up_read(j->s); break;
+  case OP_UP_WRITE: j->result = fl_rwsem_up_write(j->s); break;
+  case OP_DOWNGRADE: j->result = fl_rwsem_downgrade_write(j->s); break;
+  case OP_TRY_READ_AND_UP:
+    j->result = fl_rwsem_down_read_trylock(j->s);
+    if (j->result == 0)
+      j->result = fl_rwsem_up_read(j->s);
+    break;
+  case OP_READ_AND_HOLD:
+    j->result = fl_rwsem_down_read(j->s);
+    __atomic_store_n(&j->held, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&j->release, __ATOMIC_ACQUIRE))
+      usleep(100);
+    if (j->result == 0)
+      j->result = fl_rwsem_up_read(j->s);
+    break;
+  }
+  return NULL;
+}
+
+static void start_job(pthread_t *t, struct job *j, fl_rwsem_t *s, enum op op)
+{
+  j->s = s;
+  j->op = op;
+  j->result = -1;
+  j->held = j->release = 0;
+  FL_VG_HIDE(&j->held, sizeof j->held);
+  FL_VG_HIDE(&j->release, sizeof j->release);
+  ck_assert_int_eq(pthread_create(t, NULL, run_job, j), 0);
+}
+
+/* Run op in another thread and return its result.  */
+static int in_thread(fl_rwsem_t *s, enum op op)
+{
+  struct job j;
+  pthread_t t;
+
+  start_job(&t, &j, s, op);
+  pthread_join(t, NULL);
+  return j.result;
+}
+
+static int timed_in_thread(fl_rwsem_t *s, enum op op, clockid_t clock, long ns)
+{
+  struct job j;
+  pthread_t t;
+
+  j.clock = clock;
+  j.deadline = fl_deadline_after_ns(clock, ns);
+  start_job(&t, &j, s, op);
+  pthread_join(t, NULL);
+  return j.result;
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(object_is_small_and_zero_is_unlocked)
+{
+  fl_rwsem_t s = FL_RWSEM_INITIALIZER;
+
+  ck_assert_uint_le(sizeof(fl_rwsem_t), 32);
+  ck_assert_uint_eq(_Alignof(fl_rwsem_t), 4);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert_int_eq(count_of(&s), 0);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+}
+END_TEST
+
+START_TEST(init_checks_flags)
+{
+  fl_rwsem_t s;
+
+  ck_assert_int_eq(fl_rwsem_init(&s, 0x8u), EINVAL);
+  ck_assert_int_eq(fl_rwsem_init(&s, 0x800u), EINVAL);
+  ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER), EINVAL);
+  ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_READ_BIAS | FL_PSHARED), EINVAL);
+  ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_READ_BIAS | FL_RWSEM_PREFER_WRITER), 0);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+  ck_assert_int_eq(fl_rwsem_init(&s, FL_PSHARED | FL_RWSEM_PREFER_READER), 0);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+  ck_assert_int_eq(fl_rwsem_set_handoff_ns(-1), EINVAL);
+  ck_assert_int_eq(fl_rwsem_set_handoff_ns(1000000), 0);
+}
+END_TEST
+
+START_TEST(readers_share)
+{
+  fl_rwsem_t s;
+  unsigned mode = modes[_i];
+
+  init_mode(&s, mode);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), 0);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_READ_AND_UP), 0);  /* a third */
+  if (!(mode & FL_RWSEM_READ_BIAS)) {
+    /* Through the count word read locks are counted, not owned.  */
+    ck_assert_int_eq(in_thread(&s, OP_TRY_READ), 0);
+    ck_assert_int_eq(in_thread(&s, OP_UP_READ), 0);
+  }
+  ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY);
+  ck_assert_int_eq(fl_rwsem_down_write_trylock(&s), EBUSY);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert(is_idle(&s));
+  ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM);    /* that thread holds it */
+  ck_assert_int_eq(fl_rwsem_destroy(&s), EBUSY);
+  ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), EBUSY);
+  ck_assert_int_eq(in_thread(&s, OP_UP_WRITE), EPERM); /* a different one */
+}
+END_TEST
+
+START_TEST(writer_excludes)
+{
+  fl_rwsem_t s;
+  unsigned mode = modes[_i];
+
+  init_mode(&s, mode);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  ck_assert(count_of(&s) & FL_RWSEM_WRITER);
+  ck_assert_int_eq(fl_load_relaxed(&s.owner), fl_rwsem_self);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_READ), EBUSY);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY);
+  ck_assert_int_eq(in_thread(&s, OP_UP_WRITE), EPERM);
+  ck_assert_int_eq(in_thread(&s, OP_DOWNGRADE), EPERM);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), EBUSY);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert_int_eq(fl_load_relaxed(&s.owner), 0);
+  ck_assert_int_eq(fl_rwsem_down_write_trylock(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert(is_idle(&s));
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+}
+END_TEST
+
+/* The write holder asking again: EDEADLK (EBUSY for the trylocks), and
+ * the lock is exactly as before.  */
+START_TEST(write_holder_gets_edeadlk)
+{
+  fl_rwsem_t s, before;
+  unsigned mode = modes[_i];
+  struct timespec later = fl_deadline_after_ns(CLOCK_MONOTONIC, 1000000000L);
+
+  init_mode(&s, mode);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), EDEADLK);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), EDEADLK);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_MONOTONIC, &later), EDEADLK);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_MONOTONIC, &later), EDEADLK);
+  ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), EBUSY);
+  ck_assert_int_eq(fl_rwsem_down_write_trylock(&s), EBUSY);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert(is_idle(&s));
+}
+END_TEST
+
+/* Releasing what is not held: EPERM, the lock exactly as before.  */
+START_TEST(bad_release_gets_eperm)
+{
+  fl_rwsem_t s, before;
+  unsigned mode = modes[_i];
+
+  init_mode(&s, mode);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), EPERM);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM);
+  ck_assert_int_eq(fl_rwsem_downgrade_write(&s), EPERM);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), EPERM);   /* a writer, no reader */
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM);  /* twice */
+
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM);  /* a reader, no writer */
+  ck_assert_int_eq(fl_rwsem_downgrade_write(&s), EPERM);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), EPERM);
+  ck_assert(is_idle(&s));
+}
+END_TEST
+
+START_TEST(downgrade_keeps_writers_out)
+{
+  fl_rwsem_t s;
+  unsigned mode = modes[_i];
+
+  init_mode(&s, mode);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  ck_assert_int_eq(fl_rwsem_downgrade_write(&s), 0);
+  ck_assert_int_eq(readers_of(&s), 1);
+  ck_assert(!(count_of(&s) & FL_RWSEM_WRITER));
+  ck_assert_int_eq(fl_load_relaxed(&s.owner), 0);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_READ), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert(is_idle(&s));
+}
+END_TEST
+
+/* Readers queued behind a writer come in when it downgrades, while it
+ * still reads.  */
+START_TEST(downgrade_admits_queued_readers)
+{
+  fl_rwsem_t s;
+  struct job j[2];
+  pthread_t t[2];
+  int i;
+
+  init_mode(&s, modes[_i]);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  for (i = 0; i < 2; i++)
+    start_job(&t[i], &j[i], &s, OP_READ_AND_HOLD);
+  wait_queued(&s, &s.rwait, 2);
+  ck_assert_int_eq(fl_rwsem_downgrade_write(&s), 0);
+  for (i = 0; i < 2; i++)
+    while (!__atomic_load_n(&j[i].held, __ATOMIC_ACQUIRE))
+      usleep(100);
+  ck_assert_int_eq(readers_of(&s), 3);
+  for (i = 0; i < 2; i++) {
+    __atomic_store_n(&j[i].release, 1, __ATOMIC_RELEASE);
+    pthread_join(t[i], NULL);
+    ck_assert_int_eq(j[i].result, 0);
+  }
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert(is_idle(&s));
+}
+END_TEST
+
+/* A writer queued behind readers gets in when the last one leaves; the
+ * readers queued behind it get in (as one batch) when it leaves.  */
+START_TEST(sleepers_are_woken)
+{
+  fl_rwsem_t s;
+  struct job w, r[3];
+  pthread_t tw, tr[3];
+  int i;
+
+  init_mode(&s, modes[_i]);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  start_job(&tw, &w, &s, OP_WRITE);
+  wait_for_writer(&s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  pthread_join(tw, NULL);
+  ck_assert_int_eq(w.result, 0);
+  /* tw exited holding the write lock; it is still held.  */
+  ck_assert(count_of(&s) & FL_RWSEM_WRITER);
+  for (i = 0; i < 3; i++)
+    start_job(&tr[i], &r[i], &s, OP_READ_AND_HOLD);
+  wait_queued(&s, &s.rwait, 3);
+  /* Only the holder's TID may release it: pretend to be it.  */
+  fl_rwsem_self_get();
+  fl_store_relaxed(&s.owner, fl_rwsem_self);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  for (i = 0; i < 3; i++)
+    while (!__atomic_load_n(&r[i].held, __ATOMIC_ACQUIRE))
+      usleep(100);
+  ck_assert_int_eq(readers_of(&s), 3);
+  for (i = 0; i < 3; i++) {
+    __atomic_store_n(&r[i].release, 1, __ATOMIC_RELEASE);
+    pthread_join(tr[i], NULL);
+    ck_assert_int_eq(r[i].result, 0);
+  }
+  ck_assert(is_idle(&s));
+}
+END_TEST
+
+/* Who may pass a queued writer: readers in the fair mode (until hand-off)
+ * and in prefer-reader, nobody in prefer-writer.  */
+START_TEST(preference_decides_who_passes_a_queued_writer)
+{
+  fl_rwsem_t s;
+  struct job w;
+  pthread_t tw;
+  unsigned mode = modes[_i];
+  /* (A READ_BIAS writer waits holding WRITER: nobody passes it.)  */
+  int passes = !(mode & (FL_RWSEM_PREFER_WRITER | FL_RWSEM_READ_BIAS));
+
+  /* No hand-off in the fair mode for as long as this test can take.  */
+  ck_assert_int_eq(fl_rwsem_set_handoff_ns(INT32_MAX), 0);
+  init_mode(&s, mode);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  start_job(&tw, &w, &s, OP_WRITE);
+  wait_for_writer(&s);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_READ), passes ? 0 : EBUSY);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  if (passes)   /* the reader that passed still holds it */
+    ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  pthread_join(tw, NULL);
+  ck_assert_int_eq(w.result, 0);
+  fl_store_relaxed(&s.owner, fl_rwsem_self_get());
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert(is_idle(&s));
+  ck_assert_int_eq(fl_rwsem_set_handoff_ns(1000000), 0);
+}
+END_TEST
+
+/* Fair mode: a writer that waited past the bound turns hand-off on; then
+ * no reader passes it, and it gets the lock from the last reader.  */
+START_TEST(starving_writer_turns_handoff_on)
+{
+  fl_rwsem_t s;
+  struct job w;
+  pthread_t tw;
+  long tries;
+
+  ck_assert_int_eq(fl_rwsem_set_handoff_ns(0), 0);
+  init_mode(&s, _i ? FL_PSHARED : 0);   /* the fair modes that queue writers */
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  start_job(&tw, &w, &s, OP_WRITE);
+  for (tries = 0; !(count_of(&s) & FL_RWSEM_HANDOFF); tries++) {
+    ck_assert_msg(tries < 1000000, "hand-off never came on");
+    usleep(200);
+  }
+  ck_assert_int_eq(in_thread(&s, OP_TRY_READ), EBUSY);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  pthread_join(tw, NULL);
+  ck_assert_int_eq(w.result, 0);
+  /* The queue is empty: hand-off is off again.  */
+  ck_assert_int_eq(count_of(&s), FL_RWSEM_WRITER);
+  fl_store_relaxed(&s.owner, fl_rwsem_self_get());
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert_int_eq(count_of(&s), 0);
+  ck_assert_int_eq(fl_rwsem_set_handoff_ns(1000000), 0);
+}
+END_TEST
+
+/* 65535 read locks, then EAGAIN from every way of asking, the count word
+ * unchanged; then all of them released.  */
+START_TEST(reader_overflow_is_eagain)
+{
+  fl_rwsem_t s;
+  unsigned mode = modes[_i] & ~FL_RWSEM_READ_BIAS;   /* the count word's limit */
+  struct timespec later = fl_deadline_after_ns(CLOCK_REALTIME, 1000000000L);
+  int32_t full;
+  long i, failed = 0;
+
+  init_mode(&s, mode);
+  /* (One assertion per loop: Check's own bookkeeping per assertion would
+   * cost more than the locks.)  */
+  for (i = 0; i < FL_RWSEM_READERS_MAX; i++)
+    failed += fl_rwsem_down_read(&s) != 0;
+  ck_assert_int_eq(failed, 0);
+  full = count_of(&s);
+  ck_assert_int_eq(readers_of(&s), FL_RWSEM_READERS_MAX);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), EAGAIN);
+  ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), EAGAIN);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_REALTIME, &later), EAGAIN);
+  ck_assert_int_eq(in_thread(&s, OP_READ), EAGAIN);
+  ck_assert_int_eq(count_of(&s), full);
+  for (i = 0; i < FL_RWSEM_READERS_MAX; i++)
+    failed += fl_rwsem_up_read(&s) != 0;
+  ck_assert_int_eq(failed, 0);
+  ck_assert(is_idle(&s));
+  ck_assert_int_eq(fl_rwsem_up_read(&s), EPERM);
+}
+END_TEST
+
+/* 65535 queued readers (or writers) is the most the queue counts: the
+ * next gets EAGAIN.  The queue is filled by hand: no test can start 65535
+ * threads.  */
+START_TEST(full_queue_is_eagain)
+{
+  fl_rwsem_t s;
+
+  init_mode(&s, modes[_i]);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  fl_store_relaxed(&s.rwait, FL_RWSEM_QUEUED_MAX);
+  fl_store_relaxed(&s.wwait, FL_RWSEM_QUEUED_MAX);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_READ, CLOCK_MONOTONIC, 1000000000L), EAGAIN);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, CLOCK_MONOTONIC, 1000000000L), EAGAIN);
+  ck_assert_int_eq(in_thread(&s, OP_READ), EAGAIN);
+  ck_assert_int_eq(in_thread(&s, OP_WRITE), EAGAIN);
+  fl_store_relaxed(&s.rwait, 0);
+  fl_store_relaxed(&s.wwait, 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+}
+END_TEST
+
+/* Bad arguments are EINVAL before anything else, even on a free lock,
+ * which is left untouched.  */
+START_TEST(timed_bad_arguments_are_einval)
+{
+  fl_rwsem_t s, before;
+  struct timespec minus = { 0, -1 }, billion = { 0, FL_NSEC_PER_SEC };
+  struct timespec fine = { 0, 0 };
+
+  init_mode(&s, modes[_i]);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_MONOTONIC, &minus), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_REALTIME, &billion), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_PROCESS_CPUTIME_ID, &fine), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_MONOTONIC, NULL), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_REALTIME, &minus), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_MONOTONIC, &billion), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_THREAD_CPUTIME_ID, &fine), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_REALTIME, NULL), EINVAL);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+}
+END_TEST
+
+/* A free lock is taken even when the deadline has passed.  */
+START_TEST(timed_takes_a_free_lock_after_its_deadline)
+{
+  fl_rwsem_t s;
+  struct timespec past = { 1, 0 };
+  clockid_t clock = clocks[_i % 2];
+
+  init_mode(&s, modes[_i / 2]);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, clock, &past), 0);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, clock, &past), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, clock, &past), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert(is_idle(&s));
+}
+END_TEST
+
+/* ETIMEDOUT leaves the lock exactly as it was: every word of the object,
+ * with hand-off both off and turned on by the timed waiter itself.  */
+START_TEST(timeout_leaves_lock_as_it_was)
+{
+  fl_rwsem_t s, before;
+  int handoff_now = _i % 2;
+  clockid_t clock = clocks[_i / 2 % 2];
+  unsigned mode = modes[_i / 4];
+
+  ck_assert_int_eq(fl_rwsem_set_handoff_ns(handoff_now ? 0 : INT32_MAX), 0);
+  init_mode(&s, mode);
+
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_READ, clock, 5000000L), ETIMEDOUT);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, clock, 5000000L), ETIMEDOUT);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, clock, 5000000L), ETIMEDOUT);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert(is_idle(&s));
+  ck_assert_int_eq(fl_rwsem_set_handoff_ns(1000000), 0);
+}
+END_TEST
+
+/* A timed waiter that is woken before its deadline gets the lock.  */
+START_TEST(timed_waiter_gets_the_lock)
+{
+  fl_rwsem_t s;
+  struct job j;
+  pthread_t t;
+  clockid_t clock = clocks[_i % 2];
+
+  init_mode(&s, modes[_i / 2]);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  j.clock = clock;
+  j.deadline = fl_deadline_after_ns(clock, 600 * 1000000000L);
+  start_job(&t, &j, &s, OP_TIMED_READ);
+  wait_queued(&s, &s.rwait, 1);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(j.result, 0);
+  ck_assert_int_eq(readers_of(&s), 1);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  start_job(&t, &j, &s, OP_TIMED_WRITE);
+  wait_for_writer(&s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(j.result, 0);
+  ck_assert(count_of(&s) & FL_RWSEM_WRITER);
+}
+END_TEST
+
+START_TEST(destroy_refuses_a_busy_lock)
+{
+  fl_rwsem_t s, before;
+  struct job j;
+  pthread_t t;
+
+  init_mode(&s, modes[_i]);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), EBUSY);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+
+  /* A queued waiter alone makes it busy too.  */
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  start_job(&t, &j, &s, OP_READ_AND_HOLD);
+  wait_queued(&s, &s.rwait, 1);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), EBUSY);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  __atomic_store_n(&j.release, 1, __ATOMIC_RELEASE);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(j.result, 0);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+}
+END_TEST
+
+/* READ_BIAS: a reader holds the lock without writing a word of it.  */
+START_TEST(biased_readers_leave_the_lock_alone)
+{
+  fl_rwsem_t s, before;
+
+  init_mode(&s, FL_RWSEM_READ_BIAS | (_i ? FL_RWSEM_PREFER_WRITER : 0));
+  ck_assert_int_eq(fl_load_relaxed(&s.bias) & FL_RWSEM_BIAS_ON, FL_RWSEM_BIAS_ON);
+  memcpy(&before, &s, sizeof s);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);        /* recursively */
+  ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), 0);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), EBUSY);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY); /* revoked and put back */
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), EDEADLK);   /* we are a reader */
+  ck_assert_int_eq(fl_rwsem_down_write_trylock(&s), EBUSY);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_mem_eq(&s, &before, sizeof s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), EPERM);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+}
+END_TEST
+
+/* READ_BIAS: a writer revokes the bias and waits for the table's readers;
+ * readers then use the count word; the bias comes back after a while.  */
+START_TEST(writer_revokes_the_bias_and_it_comes_back)
+{
+  fl_rwsem_t s;
+  struct job w;
+  pthread_t tw;
+  long tries;
+
+  init_mode(&s, FL_RWSEM_READ_BIAS);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  start_job(&tw, &w, &s, OP_WRITE);
+  /* It takes WRITER, turns the bias off and sleeps on our entry.  */
+  for (tries = 0; fl_load_relaxed(&s.bias) & FL_RWSEM_BIAS_ON; tries++) {
+    ck_assert_msg(tries < 1000000, "the writer never revoked the bias");
+    usleep(200);
+  }
+  ck_assert_int_eq(in_thread(&s, OP_TRY_READ), EBUSY);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  pthread_join(tw, NULL);
+  ck_assert_int_eq(w.result, 0);
+  ck_assert_int_eq(count_of(&s), FL_RWSEM_WRITER);
+  fl_store_relaxed(&s.owner, fl_rwsem_self_get());
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  /* Readers now count themselves in the count word, until one of them
+   * finds the inhibition over and turns the bias back on.  */
+  for (tries = 0; !(fl_load_relaxed(&s.bias) & FL_RWSEM_BIAS_ON); tries++) {
+    ck_assert_msg(tries < 1000000, "the bias never came back");
+    ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+    ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+    usleep(100);
+  }
+  ck_assert_int_eq(count_of(&s), FL_RWSEM_BIASED);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+}
+END_TEST
+
+/* A forked child is a different thread: the TID the parent cached must
+ * not make the child the parent's lock's owner.  */
+START_TEST(fork_child_does_not_own_the_parents_lock)
+{
+  fl_rwsem_t *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  pid_t pid;
+  int status;
+
+  ck_assert(s != MAP_FAILED);
+  ck_assert_int_eq(fl_rwsem_init(s, FL_PSHARED), 0);
+  ck_assert_int_eq(fl_rwsem_down_write(s), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0)
+    _exit(fl_rwsem_up_write(s) == EPERM && fl_rwsem_down_write_trylock(s) == EBUSY ? 0 : 1);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(s), 0);
+  munmap(s, sizeof *s);
+}
+END_TEST
+
+static Suite *rwsem_suite(void)
+{
+  Suite *s = suite_create("rwsem");
+  TCase *tc = tcase_create("single");
+  TCase *tt = tcase_create("threads");
+
+  tcase_add_test(tc, object_is_small_and_zero_is_unlocked);
+  tcase_add_test(tc, init_checks_flags);
+  tcase_add_loop_test(tc, write_holder_gets_edeadlk, 0, NMODES);
+  tcase_add_loop_test(tc, bad_release_gets_eperm, 0, NMODES);
+  tcase_add_loop_test(tc, timed_bad_arguments_are_einval, 0, NMODES);
+  tcase_add_loop_test(tc, timed_takes_a_free_lock_after_its_deadline, 0, 2 * NMODES);
+  tcase_add_loop_test(tc, reader_overflow_is_eagain, 0, 3);
+  suite_add_tcase(s, tc);
+
+  tcase_set_tags(tt, FL_TAG_THREADS);
+  tcase_set_timeout(tt, 120);
+  tcase_add_loop_test(tt, readers_share, 0, NMODES);
+  tcase_add_loop_test(tt, writer_excludes, 0, NMODES);
+  tcase_add_loop_test(tt, downgrade_keeps_writers_out, 0, NMODES);
+  tcase_add_loop_test(tt, downgrade_admits_queued_readers, 0, NMODES);
+  tcase_add_loop_test(tt, sleepers_are_woken, 0, NMODES);
+  tcase_add_loop_test(tt, preference_decides_who_passes_a_queued_writer, 0, NMODES);
+  tcase_add_loop_test(tt, starving_writer_turns_handoff_on, 0, 2);
+  tcase_add_loop_test(tt, full_queue_is_eagain, 0, NMODES);
+  tcase_add_loop_test(tt, timeout_leaves_lock_as_it_was, 0, 4 * NMODES);
+  tcase_add_loop_test(tt, timed_waiter_gets_the_lock, 0, 2 * NMODES);
+  tcase_add_loop_test(tt, destroy_refuses_a_busy_lock, 0, NMODES);
+  tcase_add_loop_test(tt, biased_readers_leave_the_lock_alone, 0, 2);
+  tcase_add_test(tt, writer_revokes_the_bias_and_it_comes_back);
+  tcase_add_test(tt, fork_child_does_not_own_the_parents_lock);
+  suite_add_tcase(s, tt);
+  return s;
+}
+
+int main(void)
+{
+  return fl_check_run(rwsem_suite());
+}

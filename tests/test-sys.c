@@ -1,0 +1,101 @@
+/* tests/test-sys.c: clocks, the cycle counter, the spin hint and the
+ * tool annotations of src/sys.  */
+#include "config.h"
+
+#include "sys/annotate.h"
+#include "sys/clock.h"
+#include "sys/cpu.h"
+
+#include <fastlock/fastlock.h>
+
+#include "fl-check.h"
+
+#include <string.h>
+
+START_TEST(timespec_validity)
+{
+  struct timespec ok0 = { 0, 0 }, ok1 = { 5, FL_NSEC_PER_SEC - 1 };
+  struct timespec bad0 = { 0, -1 }, bad1 = { 0, FL_NSEC_PER_SEC };
+
+  ck_assert(fl_timespec_valid(&ok0));
+  ck_assert(fl_timespec_valid(&ok1));
+  ck_assert(!fl_timespec_valid(&bad0));
+  ck_assert(!fl_timespec_valid(&bad1));
+}
+END_TEST
+
+START_TEST(deadline_is_normalised_and_ahead)
+{
+  int64_t before = fl_clock_ns(CLOCK_MONOTONIC);
+  struct timespec d = fl_deadline_after_ns(CLOCK_MONOTONIC, 1999999999L);
+
+  ck_assert(fl_timespec_valid(&d));
+  ck_assert((int64_t)d.tv_sec * FL_NSEC_PER_SEC + d.tv_nsec >= before + 1999999999L);
+}
+END_TEST
+
+START_TEST(cycles_never_go_back)
+{
+  uint64_t prev = fl_cycles(), now;
+  int i, advanced = 0;
+
+  for (i = 0; i < 100000; i++) {
+    fl_cpu_relax();
+    now = fl_cycles();
+    ck_assert_msg(now >= prev, "%s went back: %llu then %llu", FL_CYCLES_NAME,
+                  (unsigned long long)prev, (unsigned long long)now);
+    advanced |= now != prev;
+    prev = now;
+  }
+  ck_assert_msg(advanced, "%s never moved", FL_CYCLES_NAME);
+}
+END_TEST
+
+/* Without --enable-annotations and outside TSan every annotation must be
+ * an expression with no effect; with them, a valid client request.  Both
+ * must compile and run in plain code.  */
+START_TEST(annotations_expand_and_run)
+{
+  int32_t word = 0;
+
+  FL_VG_RWLOCK_CREATE(&word);
+  FL_VG_HIDE(&word, sizeof word);
+  FL_VG_RWLOCK_ACQUIRED(&word, 1);
+  FL_VG_RWLOCK_RELEASED(&word, 1);
+  FL_VG_RWLOCK_DESTROY(&word);
+  FL_TSAN_CREATE(&word);
+  FL_TSAN_PRE_LOCK(&word, FL_TSAN_TRY);
+  FL_TSAN_POST_LOCK(&word, FL_TSAN_TRY);
+  FL_TSAN_PRE_UNLOCK(&word, 0);
+  FL_TSAN_POST_UNLOCK(&word, 0);
+  FL_TSAN_DESTROY(&word);
+  ck_assert_int_eq(word, 0);
+}
+END_TEST
+
+/* The library and the headers it is used with must come from one build. */
+START_TEST(library_reports_its_build)
+{
+  ck_assert_str_eq(fl_version(), FL_VERSION_STRING);
+  ck_assert_str_eq(fl_build_config(), FL_CONFIG_SUMMARY);
+}
+END_TEST
+
+static Suite *sys_suite(void)
+{
+  Suite *s = suite_create("sys");
+  TCase *tc = tcase_create("sys");
+
+  tcase_add_test(tc, timespec_validity);
+  tcase_add_test(tc, deadline_is_normalised_and_ahead);
+  tcase_add_test(tc, cycles_never_go_back);
+  tcase_add_test(tc, annotations_expand_and_run);
+  tcase_add_test(tc, library_reports_its_build);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  return fl_check_run_no_shim(sys_suite());
+}
