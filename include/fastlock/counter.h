@@ -73,10 +73,12 @@
  * per-thread slot is folded into the count when the thread exits, so
  * nothing is lost to thread exit.
  *
- * fl_counter_add() never fails and never waits, and is async-signal-safe:
- * a signal handler may add to a counter that the thread it interrupted is
- * adding to.  fl_counter_read() is async-signal-safe where the count is
- * one atomic word; the other functions are not.
+ * fl_counter_add() never fails and is async-signal-safe: a signal handler
+ * may add to a counter that the thread it interrupted is adding to.  It
+ * never waits, but for a PERTHREAD_SIGSAFE fold or first add in a thread,
+ * which takes a mutex that is only ever held briefly, by another thread,
+ * with its signals blocked.  fl_counter_read() is async-signal-safe where
+ * the count is one atomic word; the other functions are not.
  *
  * An all-zero fl_counter_t (FL_COUNTER_INITIALIZER) is a valid SHARED
  * counter holding 0.  fl_counter_init() may choose any strategy; the
@@ -154,9 +156,9 @@ enum fl_counter_strategy {
  * gen       number of such changes finished.  A reader that saw busy == 0
  *           and the same gen before and after reading saw no change half
  *           done (a seqcount that several writers may hold at once).
- * summing   fl_counter_sum() calls in progress: per-CPU folds wait for
- *           them unless the slot has reached 2^30, so that a sum is not
- *           starved by folds.
+ * summing   fl_counter_sum() calls in progress: while it is nonzero,
+ *           per-CPU folds are skipped unless the slot has reached 2^30,
+ *           so that a sum is not starved by folds.
  * strategy  the enum fl_counter_strategy value the counter runs; 0 only
  *           in a zero-filled counter, which runs FL_COUNTER_SHARED.
  * nslots    per-CPU strategies: slots in the array (possible CPUs).
@@ -189,8 +191,8 @@ typedef struct {
 #endif
 
 /* Make c a counter of the given strategy holding 0.  Returns 0, EINVAL
- * for an unknown strategy, ENOMEM, or EAGAIN when 2^16 or more
- * PERTHREAD_SIGSAFE counters exist at once (more with pages over 4 KiB). */
+ * for an unknown strategy, ENOMEM, or EAGAIN when 2^16 PERTHREAD_SIGSAFE
+ * counters already exist (more with pages over 4 KiB).  */
 FL_EXPORT int fl_counter_init(fl_counter_t *c, int strategy);
 
 /* Free what fl_counter_init() allocated and leave c all zero.  Returns 0,
@@ -344,10 +346,11 @@ static inline uint32_t fl_counter_cpu(const fl_counter_t *c)
   FL_COUNTER_RSEQ_ABORT
 #  else
 /* i386 has no %eip-relative addressing: the address comes from a call to
- * the next instruction (which cores do not treat as a call to return
- * from), plus the link-time distance to the descriptor; no text
- * relocation in a PIE.  rseq_cs is 64 bits: the descriptor's address goes
- * in the low word, the high word stays the zero glibc put there.  */
+ * the next instruction and a pop (costing at worst one mispredicted
+ * return later), plus the link-time distance to the descriptor, so a PIE
+ * needs no relocation in .text, as an absolute address would.  rseq_cs is
+ * 64 bits: the descriptor's address goes in the low word, the high word
+ * stays the zero glibc put there.  */
 #   define FL_COUNTER_RSEQ_CS(body)                                         \
   ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
   ".balign 32\n"                                                            \

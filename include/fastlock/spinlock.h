@@ -30,9 +30,9 @@
  * None of the three knows its holder.  Four bytes would hold a thread id
  * for fl_spinlock_t, and with it EPERM for every unlock by another thread
  * and EDEADLK for a relock, but the fastpath would have to fetch the id
- * from thread-local storage and compare-and-swap it in (half as many
- * instructions again as the whole lock and unlock), the id would have to
- * be looked up again in a forked child, and ids repeat between PID
+ * from thread-local storage and compare-and-swap it in (a lock and unlock
+ * of 11 instructions on x86_64 instead of 8, measured), the id would have
+ * to be looked up again in a forked child, and ids repeat between PID
  * namespaces that share memory.  The ticket and queued locks have no room
  * for one.  So: unlocking a lock that nobody holds is EPERM on all three,
  * but an unlock by a thread other than the holder releases the lock, and a
@@ -47,7 +47,7 @@
  * every running thread waits behind it.  Both fair locks therefore hand
  * the lock only to a waiter that is running: a waiter that has been
  * granted the lock, or is about to be, and has not been seen spinning for
- * FL_SPIN_PATIENCE (about 16 us, src/spinlock/wait.h) is passed over, and
+ * FL_SPIN_PATIENCE (8 to 16 us, src/spinlock/wait.h) is passed over, and
  * when it runs again it finds it was and queues again at the tail.  FIFO
  * order holds among the waiters that keep running; a preempted waiter
  * loses its place, which it could not have used.  (The alternative, letting
@@ -252,7 +252,7 @@ static inline int fl_ticket_unlock_inline(fl_ticketlock_t *l)
  *               exit, so 16383 threads may queue at once; a thread beyond
  *               that, or beyond 4 nested queueings (signal handlers), spins
  *               on the word instead, unfairly.
- * Everything above 0 and FL_QSPIN_LOCKED is the slowpath's: the fastpath is
+ * Every word but 0 and FL_QSPIN_LOCKED is the slowpath's: the fastpath is
  * one compare-and-swap from 0 to locked, the unlock one from locked to 0.
  * Unlock cannot be the kernel's byte store (the shim works on whole 32-bit
  * words), so when pending or a queue is present it clears the locked byte
@@ -262,7 +262,9 @@ static inline int fl_ticket_unlock_inline(fl_ticketlock_t *l)
  * codes.  The head node's thread spins on the word until locked and pending
  * are clear, takes the lock, and makes its successor the head.  A successor
  * not seen spinning for FL_SPIN_PATIENCE is passed over then, by the new
- * holder, which also removes it from the queue (src/spinlock/qspinlock.c).
+ * holder, which also removes it from the queue; a lock that sits free for
+ * as long, its head preempted, is taken by a waiter further back
+ * (src/spinlock/qspinlock.c).
  * --------------------------------------------------------------------- */
 typedef struct {
   int32_t word;

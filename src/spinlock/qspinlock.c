@@ -20,20 +20,25 @@
  *
  *   - The holder that makes its successor the head checks that the
  *     successor's waiter has shown itself (beat) within fl_spin_patience.
- *     If it has not, the holder marks it GONE and takes it out of the
- *     queue (the holder may: nobody else changes the queue's middle while
- *     the lock is held, and a GONE node is never touched again by anyone
- *     but its own thread), and tries the next node.  So the head role, and
- *     the lock, go only to running waiters; the passed-over thread queues
- *     again when it runs.
- *   - A pending waiter that does not take a free lock within
- *     fl_spin_patience has the lock taken from it by the head (pending
- *     cleared in the same compare-and-swap); it starts over when it runs.
+ *     If it has not, the holder marks it GONE, takes it out of the queue,
+ *     and tries the next node.  So the head role goes only to running
+ *     waiters; the passed-over thread queues again when it runs.
+ *   - A head that was running when it was made the head can be preempted
+ *     before it takes the lock.  Queued waiters glance at the word now and
+ *     then; one that sees it sit unlocked for a patience takes the lock
+ *     and leaves the queue, taking the head out with it if the head is
+ *     its predecessor and has not shown itself either.
+ *   - A pending waiter that does not take a free lock within a patience
+ *     loses it, pending bit and all, to the head or a queued waiter; it
+ *     starts over when it runs.
  *   - Waiters yield after FL_SPIN_YIELD_AFTER without progress, for a
- *     holder that is not running.  A head that is preempted after its
- *     check still holds the others up until it runs again; their yielding
- *     bounds that to a reschedule, and it happens once per preemption,
- *     not once per acquisition.
+ *     holder that is not running.
+ *
+ * Only a thread that holds the lock changes the queue between its head and
+ * its tail (granting, passing over, leaving), so those changes never race
+ * with each other; the tail itself is also moved by arrivals, always with
+ * compare-and-swap, and a link not yet made is waited for.  A node marked
+ * GONE is never touched again by anyone but its own thread.
  *
  * Every change that gives the lock to someone is a compare-and-swap on the
  * whole word, so none of this can let two threads in: the queue decides
@@ -286,25 +291,37 @@ static int fl_qspin_lock_unqueued(fl_qspinlock_t *l)
   }
 }
 
-/* We hold the lock and our node had a successor: make the successor the
- * head, or, if its waiter is not running, take it out of the queue and
- * try the one after it.  Storing HEAD first brings the node's line here,
- * so that reading its beat costs nothing more.  */
-static void fl_qspin_grant(fl_qspinlock_t *l, struct fl_qnode *node)
+/* The code of the node behind node, which its waiter links in after it
+ * swaps itself into the tail: for a node that is not the tail, at most a
+ * few instructions away.  Acquire: that node's initialisation came before
+ * the link.  */
+static int32_t fl_qnode_wait_link(struct fl_qnode *node)
 {
-  struct fl_qnode *succ;
-  int32_t code, after;
-  uint32_t v;
+  int32_t code;
 
-  /* The successor swapped itself into the tail before it linked itself
-   * here: the link is at most a few instructions away.  */
   while ((code = fl_load_acquire(&node->next)) == 0)
     fl_cpu_relax();
+  return code;
+}
+
+/* We hold the lock, and code names the node that is to be the head: make
+ * it the head, or, if its waiter is not running, take it out of the queue
+ * and try the one after it.  Storing HEAD first brings the node's line
+ * here, so that reading its beat costs nothing more.  Our own node, self
+ * (0 if we have none in the queue), is never passed over, however long we
+ * may have been preempted since we last showed ourselves.  */
+static void fl_qspin_grant_from(fl_qspinlock_t *l, int32_t code, int32_t self)
+{
+  struct fl_qnode *succ;
+  int32_t after;
+  uint32_t v;
+
   for (;;) {
     succ = fl_qnode_of(code);
     /* Release: the successor's head loop reads the word after this.  */
     fl_store_release(&succ->state, FL_QNODE_HEAD);
-    if (!fl_spin_elapsed((uint32_t)fl_load_relaxed(&succ->beat), fl_spin_now(),
+    if (code == self ||
+        !fl_spin_elapsed((uint32_t)fl_load_relaxed(&succ->beat), fl_spin_now(),
                          fl_load_relaxed(&fl_spin_patience)))
       return;
     v = (uint32_t)fl_load_relaxed(&l->word);
@@ -318,9 +335,8 @@ static void fl_qspin_grant(fl_qspinlock_t *l, struct fl_qnode *node)
       }
       continue;
     }
-    while ((after = fl_load_acquire(&succ->next)) == 0)
-      fl_cpu_relax();
     /* Release: read the link before the waiter may reuse its node.  */
+    after = fl_qnode_wait_link(succ);
     fl_store_release(&succ->state, FL_QNODE_GONE);
     code = after;
   }
@@ -340,43 +356,51 @@ static void fl_qspin_head_leaves(fl_qspinlock_t *l, struct fl_qnode *node,
       return;
     v = seen;
   }
-  fl_qspin_grant(l, node);
+  fl_qspin_grant_from(l, fl_qnode_wait_link(node), 0);
 }
 
 /* We took the lock while waiting in the queue, because nobody took it for
  * a patience: leave the queue.  Nothing in the queue can change while we
  * hold the lock but its tail (arrivals) and links not yet made, so we
- * may.  While we waited our predecessor cannot have left the queue
- * without making us the head or taking us out too, so prev names a node
- * in the queue.  */
+ * may.  From us back to the head every node waits and its prev names the
+ * node ahead: only holders take nodes out, and each one they take out
+ * either was the head or has its successor's prev changed.  */
 static void fl_qspin_waiter_leaves(fl_qspinlock_t *l, struct fl_qnode *node,
                                    int32_t code)
 {
-  int32_t state = fl_load_acquire(&node->state), prev, after;
-  struct fl_qnode *p;
+  int32_t state = fl_load_acquire(&node->state), prev, head, after;
+  struct fl_qnode *h, *p;
   uint32_t v;
 
   /* Passed over before we took the lock: we are out of the queue.  */
   if (state == FL_QNODE_GONE)
     return;
-  prev = fl_load_relaxed(&node->prev);
-  p = fl_qnode_of(prev);
-  /* Our predecessor is the head and not running (the reason the lock sat
-   * there): it leaves with us, and our successor becomes the head.  */
-  if (state == FL_QNODE_WAIT && fl_load_acquire(&p->state) == FL_QNODE_HEAD &&
-      fl_spin_elapsed((uint32_t)fl_load_relaxed(&p->beat), fl_spin_now(),
-                      fl_load_relaxed(&fl_spin_patience))) {
-    /* Release: its thread sees this after the release of the lock.  */
-    fl_store_release(&p->state, FL_QNODE_GONE);
-    state = FL_QNODE_HEAD;
+  if (state == FL_QNODE_WAIT) {
+    /* The head let the lock sit, so it has probably stopped running: if
+     * it has not shown itself for a patience either, take it out, and
+     * make the first running node after it the head (us, at the latest).  */
+    head = fl_load_relaxed(&node->prev);
+    while (fl_load_acquire(&(h = fl_qnode_of(head))->state) == FL_QNODE_WAIT)
+      head = fl_load_relaxed(&h->prev);
+    if (fl_spin_elapsed((uint32_t)fl_load_relaxed(&h->beat), fl_spin_now(),
+                        fl_load_relaxed(&fl_spin_patience))) {
+      after = fl_qnode_wait_link(h);
+      /* Release: its thread sees this after the release of the lock.  */
+      fl_store_release(&h->state, FL_QNODE_GONE);
+      fl_qspin_grant_from(l, after, code);
+      state = fl_load_relaxed(&node->state);
+    }
   }
   if (state == FL_QNODE_HEAD) {
     fl_qspin_head_leaves(l, node, code);
     return;
   }
-  /* Unlink ourselves from between prev and our successor.  prev's link
-   * is cleared first, so that an arrival that links itself behind prev
-   * once the tail is prev again is not overwritten.  */
+  /* A running node is the head ahead of us: unlink ourselves from between
+   * prev and our successor.  prev's link is cleared first, so that an
+   * arrival that links itself behind prev once the tail is prev again is
+   * not overwritten.  */
+  prev = fl_load_relaxed(&node->prev);
+  p = fl_qnode_of(prev);
   fl_store_relaxed(&p->next, 0);
   v = (uint32_t)fl_load_relaxed(&l->word);
   while (FL_QSPIN_TAIL(v) == code) {
@@ -387,8 +411,7 @@ static void fl_qspin_waiter_leaves(fl_qspinlock_t *l, struct fl_qnode *node,
       return;
     v = seen;
   }
-  while ((after = fl_load_acquire(&node->next)) == 0)
-    fl_cpu_relax();
+  after = fl_qnode_wait_link(node);
   fl_store_relaxed(&fl_qnode_of(after)->prev, prev);
   fl_store_release(&p->next, after);
 }
@@ -480,7 +503,7 @@ static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
   if (fl_load_acquire(&node->state) == FL_QNODE_GONE)
     return 0;
   if (FL_QSPIN_TAIL(v) != code)
-    fl_qspin_grant(l, node);
+    fl_qspin_grant_from(l, fl_qnode_wait_link(node), 0);
   return 0;
 }
 

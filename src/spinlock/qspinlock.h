@@ -35,9 +35,10 @@
  *   next   the code of the node queued behind, 0 until that node's waiter
  *          has linked itself in (release, after it swapped itself into the
  *          tail).
- *   prev   the code of the node queued ahead, 0 for none.  Read by the
- *          waiter only while it holds the lock, when it took the lock
- *          from a head that did not (src/spinlock/qspinlock.c).
+ *   prev   the code of the node queued ahead, 0 for none.  Read only
+ *          by a waiter that took the lock from a head that did not, to
+ *          find that head and to leave the queue
+ *          (src/spinlock/qspinlock.c).
  *   beat   fl_spin_now() when the waiter last showed itself spinning;
  *          written by the waiter, read by holders.  */
 struct fl_qnode {

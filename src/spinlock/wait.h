@@ -13,11 +13,12 @@
  *     for fl_spin_patience, and the fair locks pass it over.
  *
  * A running waiter notices a grant within a few hundred nanoseconds, and
- * the scheduler preempts in milliseconds: patience sits between, at tens
- * of microseconds, so that a running waiter is never taken for a
- * preempted one, and a preempted one costs the others little.  On a
- * uniprocessor build a waiter yields at once: whoever it waits for cannot
- * run until it stops.  */
+ * the scheduler preempts in milliseconds: patience sits between, at 8 to
+ * 16 microseconds, so that a running waiter is seldom taken for a
+ * preempted one (which costs it only its place in the queue), and a
+ * preempted one costs the others little.  On a uniprocessor build a
+ * waiter yields at once: whoever it waits for cannot run until it
+ * stops.  */
 #ifndef FASTLOCK_SPINLOCK_WAIT_H
 #define FASTLOCK_SPINLOCK_WAIT_H
 
@@ -39,9 +40,10 @@ uint32_t fl_spin_now(void);
 #define FL_SPIN_PATIENCE 16
 extern int32_t fl_spin_patience;
 
-/* Units without progress after which a waiter yields its CPU.  */
+/* Units without progress after which a waiter yields its CPU (-1: at
+ * once).  */
 #if FL_UNIPROCESSOR
-# define FL_SPIN_YIELD_AFTER 0
+# define FL_SPIN_YIELD_AFTER (-1)
 #else
 # define FL_SPIN_YIELD_AFTER 48
 #endif
