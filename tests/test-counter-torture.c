@@ -260,6 +260,7 @@ static Suite *torture_suite(void)
   Suite *s = suite_create("counter-torture");
   TCase *tc = tcase_create("torture");
 
+  tcase_set_tags(tc, FL_TAG_THREADS);
   tcase_set_timeout(tc, 120);
   tcase_add_loop_test(tc, torture, 0, NSTRATEGIES);
   suite_add_tcase(s, tc);

@@ -615,7 +615,7 @@ START_TEST(timed_waiter_gets_the_lock)
   init_mode(&s, modes[_i / 2]);
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
   j.clock = clock;
-  j.deadline = fl_deadline_after_ns(clock, 600 * 1000000000L);
+  j.deadline = fl_deadline_after_ns(clock, (int64_t)600 * FL_NSEC_PER_SEC);
   start_job(&t, &j, &s, OP_TIMED_READ, 1);
   wait_queued(&s, &s.rwait, 1);
   ck_assert_int_eq(fl_rwsem_up_write(&s), 0);

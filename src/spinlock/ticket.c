@@ -50,7 +50,7 @@ static uint32_t fl_ticket_advance(uint32_t v)
 
 int fl_ticket_lock_slow(fl_ticketlock_t *l, uint32_t ticket)
 {
-  uint32_t seen = UINT32_MAX, since = 0, now, v, owner, ahead, i;
+  uint32_t seen = UINT32_MAX, since = 0, now, v, owner, ahead, relax;
 
   for (;;) {
     /* Acquire: a grant we find here was made by an unlock (release), and
@@ -97,10 +97,10 @@ int fl_ticket_lock_slow(fl_ticketlock_t *l, uint32_t ticket)
       sched_yield();
     }
 
-    ahead = ahead <= 1 ? 1 : (ahead - 1) * FL_TICKET_RELAX_PER_WAITER;
-    if (ahead > FL_TICKET_RELAX_MAX)
-      ahead = FL_TICKET_RELAX_MAX;
-    for (i = 0; i < ahead; i++)
+    relax = ahead <= 1 ? 1 : (ahead - 1) * FL_TICKET_RELAX_PER_WAITER;
+    if (relax > FL_TICKET_RELAX_MAX)
+      relax = FL_TICKET_RELAX_MAX;
+    while (relax-- > 0)
       fl_cpu_relax();
   }
 }
