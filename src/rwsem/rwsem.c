@@ -60,7 +60,10 @@
  *           queued reader at once: under qlock it adds their READERs to
  *           the count, zeroes the queue and bumps the generation; a
  *           sleeping reader that sees the generation move knows it holds
- *           the lock and goes without touching qlock.
+ *           the lock and goes without touching qlock.  (It would miss its
+ *           grant only if exactly 65536 grants came before it looked; but
+ *           while it holds the lock no writer phase can come, and readers
+ *           are then granted only to join it, once per hand-off episode.)
  *   wwait   bits 31..16 a sequence bumped by every wake of a writer,
  *           bits 15..0 the queued writers.  Queued writers sleep on it.
  *   qlock   a futex lock (0 free, 1 held, 2 held with sleepers) around
@@ -107,6 +110,7 @@
 
 #include "rwsem/rwsem-internal.h"
 
+#include "sys/annotate.h"
 #include "sys/clock.h"
 #include "sys/cpu.h"
 #include "sys/futex.h"
@@ -143,6 +147,8 @@ int fl_rwsem_set_handoff_ns(int32_t ns)
 {
   if (ns < 0)
     return EINVAL;
+  /* An atomic the Valgrind tools would see racing with the waiters.  */
+  FL_VG_HIDE(&handoff_ns, sizeof handoff_ns);
   fl_store_relaxed(&handoff_ns, ns);
   return 0;
 }
