@@ -1,11 +1,7 @@
 /* stress/bench-fl.h: fastlock's benchmark entries, compiled once per
  * variant of the atomic shim by the bench-fl-N.c units, which define
  * FL_BENCH_SLOT (see bench-variant.h) and FL_BENCH_TABLE, the name of the
- * table this unit fills.
- *
- * Each primitive's group is compiled only when its public header exists
- * (__has_include, GCC 5 and clang), so that the tool builds while the
- * modules land one by one.  */
+ * table this unit fills.  */
 #ifndef FASTLOCK_STRESS_BENCH_FL_H
 #define FASTLOCK_STRESS_BENCH_FL_H
 
@@ -15,7 +11,7 @@
 
 #include "bench-loops.h"
 
-#if FL_BENCH_SLOT_BUILT && __has_include(<fastlock/rwsem.h>)
+#if FL_BENCH_SLOT_BUILT
 # include <fastlock/rwsem.h>
 
 static int rwsem_fair_init(void *obj)
@@ -51,7 +47,7 @@ BENCH_RWSEM_LOOPS(flb_rwsem, fl_rwsem_t, , BENCH_OK(fl_rwsem_down_read(obj)),
 # define FL_BENCH_RWSEM_ENTRIES
 #endif
 
-#if FL_BENCH_SLOT_BUILT && FL_BENCH_ALL_KINDS && __has_include(<fastlock/spinlock.h>)
+#if FL_BENCH_SLOT_BUILT && FL_BENCH_ALL_KINDS
 # include <fastlock/spinlock.h>
 
 /* X(short name, type): the three spinlocks share their API's shape.  */
@@ -82,7 +78,7 @@ FL_BENCH_SPINLOCKS(FL_BENCH_SPIN_ADAPTERS)
 # define FL_BENCH_SPIN_ENTRIES
 #endif
 
-#if FL_BENCH_SLOT_BUILT && FL_BENCH_ALL_KINDS && __has_include(<fastlock/counter.h>)
+#if FL_BENCH_SLOT_BUILT && FL_BENCH_ALL_KINDS
 # include <fastlock/counter.h>
 
 static void counter_destroy(void *obj)

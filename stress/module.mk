@@ -29,3 +29,9 @@ tests_test_bench_options_SOURCES = tests/test-bench-options.c \
 	stress/bench-peers.c stress/bench-fl-1.c stress/bench-fl-2.c \
 	stress/bench-fl-3.c stress/stress-opts.c stress/stress-drivers.c
 TESTS += tests/test-tools.sh
+
+# fastpath-count: one uncontended pair of every primitive per function,
+# counted under callgrind by 'make count-instructions'.
+noinst_PROGRAMS += fastpath-count
+fastpath_count_SOURCES = stress/fastpath-count.c
+fastpath_count_LDADD = libfastlock-core.la

@@ -1,7 +1,6 @@
 /* stress/stress-drivers.c: the implementations fastlock-stress can
- * torture.  fastlock's drivers are compiled only when the primitive's
- * public header exists (__has_include), so that the tool builds while the
- * modules land one by one.  */
+ * torture: fastlock's primitives, their glibc peers, and the broken
+ * negative controls.  */
 #include "config.h"
 
 #include "stress.h"
@@ -90,9 +89,7 @@ static int broken_timed(void *obj, clockid_t clock, const struct timespec *absti
   return 0;
 }
 
-#if __has_include(<fastlock/rwsem.h>)
-# include <fastlock/rwsem.h>
-# define FL_STRESS_RWSEM 1
+#include <fastlock/rwsem.h>
 
 static int fl_rw_init(void *obj, int mode, int read_bias, int pshared)
 {
@@ -120,13 +117,8 @@ static int fl_down_write_timed(void *obj, clockid_t clock, const struct timespec
 {
   return fl_rwsem_down_write_timed(obj, clock, abstime);
 }
-#else
-# define FL_STRESS_RWSEM 0
-#endif
 
-#if __has_include(<fastlock/spinlock.h>)
-# include <fastlock/spinlock.h>
-# define FL_STRESS_SPIN 1
+#include <fastlock/spinlock.h>
 
 /* X(short name, type, enum stress_spin_type, process-shared allowed) */
 # define FL_STRESS_SPINLOCKS(X)                                             \
@@ -152,21 +144,14 @@ FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ADAPTERS)
     st_##s##_init,                                                          \
     st_##s##_destroy, { NULL, st_##s##_lock }, { NULL, st_##s##_trylock },  \
     { NULL, NULL }, { NULL, st_##s##_unlock }, NULL },
-#else
-# define FL_STRESS_SPIN 0
-#endif
 
 static const struct stress_lock_ops locks[] = {
-#if FL_STRESS_RWSEM
   { "fastlock", STRESS_RWSEM, -1, "fl_rwsem_t", sizeof(fl_rwsem_t), 1, fl_rw_init,
     fl_rw_destroy, { fl_down_read, fl_down_write },
     { fl_down_read_try, fl_down_write_try },
     { fl_down_read_timed, fl_down_write_timed }, { fl_up_read, fl_up_write },
     fl_downgrade },
-#endif
-#if FL_STRESS_SPIN
   FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ENTRY)
-#endif
   { "pthread", STRESS_RWSEM, -1, "pthread_rwlock_t", sizeof(pthread_rwlock_t), 1,
     pt_rw_init, pt_rw_destroy, { pt_rdlock, pt_wrlock }, { pt_tryrdlock, pt_trywrlock },
     { pt_timedrdlock, pt_timedwrlock }, { pt_rw_unlock, pt_rw_unlock }, NULL },
@@ -182,25 +167,19 @@ static const struct stress_lock_ops locks[] = {
 };
 
 const struct stress_lock_ops *stress_find_lock(enum stress_prim prim, const char *impl,
-                                               int type, const char **why)
+                                               int type)
 {
   size_t i;
 
-  *why = NULL;
   for (i = 0; i < sizeof locks / sizeof locks[0]; i++)
     if (locks[i].prim == prim && strcmp(locks[i].impl, impl) == 0 &&
         (locks[i].type < 0 || locks[i].type == type))
       return &locks[i];
-  if (strcmp(impl, "fastlock") == 0)
-    *why = prim == STRESS_RWSEM ? "<fastlock/rwsem.h> is not part of this build yet"
-                                : "<fastlock/spinlock.h> is not part of this build yet";
   return NULL;
 }
 
 /* --- Counters.  */
-#if __has_include(<fastlock/counter.h>)
-# include <fastlock/counter.h>
-# define FL_STRESS_COUNTER 1
+#include <fastlock/counter.h>
 
 static int flc_init(void *obj, int strategy) { return fl_counter_init(obj, strategy); }
 static int flc_destroy(void *obj) { return fl_counter_destroy(obj); }
@@ -212,9 +191,6 @@ static const char *flc_strategy(void *obj)
 {
   return fl_counter_strategy_name(fl_counter_strategy(obj));
 }
-#else
-# define FL_STRESS_COUNTER 0
-#endif
 
 /* One int64_t, where 64-bit atomics are instructions (the compiler says
  * so); elsewhere they are libatomic calls behind a lock, which is neither
@@ -270,10 +246,8 @@ static int64_t broken_read(void *obj)
 }
 
 static const struct stress_counter_ops counters[] = {
-#if FL_STRESS_COUNTER
   { "fastlock", "fl_counter_t", sizeof(fl_counter_t), flc_init, flc_destroy, flc_add,
     flc_read, flc_sum, flc_strategy },
-#endif
 #if STRESS_ATOMIC64
   { "atomic", "one int64_t, __atomic_fetch_add", sizeof(int64_t), plain_init,
     plain_destroy, atomic_add, atomic_read, atomic_sum, NULL },
@@ -290,9 +264,7 @@ const struct stress_counter_ops *stress_find_counter(const char *impl, const cha
   for (i = 0; i < sizeof counters / sizeof counters[0]; i++)
     if (strcmp(counters[i].impl, impl) == 0)
       return &counters[i];
-  if (strcmp(impl, "fastlock") == 0)
-    *why = "<fastlock/counter.h> is not part of this build yet";
-  else if (strcmp(impl, "atomic") == 0)
+  if (strcmp(impl, "atomic") == 0)
     *why = "64-bit atomic operations are not lock-free on this target";
   return NULL;
 }
@@ -300,15 +272,4 @@ const struct stress_counter_ops *stress_find_counter(const char *impl, const cha
 const char *stress_impl_names(enum stress_prim prim)
 {
   return prim == STRESS_COUNTER ? "fastlock atomic" : "fastlock pthread";
-}
-
-const char *stress_default_impl(enum stress_prim prim)
-{
-  switch (prim) {
-  case STRESS_RWSEM: return FL_STRESS_RWSEM ? "fastlock" : "pthread";
-  case STRESS_SPIN: return FL_STRESS_SPIN ? "fastlock" : "pthread";
-  case STRESS_COUNTER:
-    return FL_STRESS_COUNTER || !STRESS_ATOMIC64 ? "fastlock" : "atomic";
-  }
-  return "fastlock";
 }

@@ -138,7 +138,7 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
   int threads_given = 0, type_given = 0, strategy_given = 0;
   int c, prim;
   long v;
-  const char *why;
+  const char *why = NULL;
 
   memset(cfg, 0, sizeof *cfg);
   cfg->readers = 4;
@@ -263,7 +263,7 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
                 "and spin");
 
   if (cfg->impl == NULL)
-    cfg->impl = stress_default_impl(cfg->prim);
+    cfg->impl = "fastlock";
   if (cfg->prim == STRESS_COUNTER) {
     cfg->counter = stress_find_counter(cfg->impl, &why);
     if (cfg->counter == NULL)
@@ -272,7 +272,7 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
       return fail(err, errsize, "--strategy applies to --impl fastlock");
     return STRESS_PARSE_RUN;
   }
-  cfg->lock = stress_find_lock(cfg->prim, cfg->impl, cfg->type, &why);
+  cfg->lock = stress_find_lock(cfg->prim, cfg->impl, cfg->type);
   if (cfg->lock == NULL)
     goto bad_impl;
   if (strcmp(cfg->impl, "pthread") == 0) {

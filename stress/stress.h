@@ -60,15 +60,14 @@ struct stress_counter_ops {
   const char *(*strategy)(void *obj);
 };
 
+/* NULL when there is no such driver.  */
+const struct stress_lock_ops *stress_find_lock(enum stress_prim prim, const char *impl,
+                                               int type);
 /* NULL when there is no such driver; *why says why when it exists but
  * cannot run in this build.  */
-const struct stress_lock_ops *stress_find_lock(enum stress_prim prim, const char *impl,
-                                               int type, const char **why);
 const struct stress_counter_ops *stress_find_counter(const char *impl, const char **why);
 /* The implementations of prim the help lists (not the broken one).  */
 const char *stress_impl_names(enum stress_prim prim);
-/* The default implementation of prim in this build.  */
-const char *stress_default_impl(enum stress_prim prim);
 
 struct stress_cfg {
   enum stress_prim prim;
