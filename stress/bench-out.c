@@ -405,23 +405,34 @@ void bench_print_json(FILE *out, const struct bench_plan *p, const struct fl_con
 /* --- gnuplot: throughput of every timed test and implementation (log
  * scale), and under it the fairness, the worst class's per-thread
  * min/max.  */
+/* Whether cells[i] is the first timed cell of its implementation: the
+ * plot's columns are the implementations in the order they first appear
+ * in a timed test (most also ran untimed tests before that).  */
+static int first_timed(const struct bench_cell *cells, size_t i)
+{
+  size_t j;
+
+  if (!cells[i].test->timed)
+    return 0;
+  for (j = 0; j < i; j++)
+    if (cells[j].impl == cells[i].impl && cells[j].test->timed)
+      return 0;
+  return 1;
+}
+
 static int write_matrix(const char *path, const struct bench_cell *cells, size_t ncells,
                         int fairness)
 {
   FILE *f = fopen(path, "w");
-  size_t i, j;
+  size_t i;
 
   if (f == NULL)
     return -1;
   /* Header: the implementations, in the order they first appear.  */
   fprintf(f, "test");
-  for (i = 0; i < ncells; i++) {
-    for (j = 0; j < i; j++)
-      if (cells[j].impl == cells[i].impl)
-        break;
-    if (j == i && cells[i].test->timed)
+  for (i = 0; i < ncells; i++)
+    if (first_timed(cells, i))
       fprintf(f, "\t%s", cells[i].impl->name);
-  }
   fprintf(f, "\n");
   for (i = 0; i < ncells; i++) {
     size_t k, m;
@@ -431,10 +442,7 @@ static int write_matrix(const char *path, const struct bench_cell *cells, size_t
     /* One column per implementation of the header, "-" where it did not
      * run this test.  */
     for (k = 0; k < ncells; k++) {
-      for (j = 0; j < k; j++)
-        if (cells[j].impl == cells[k].impl)
-          break;
-      if (j != k || !cells[k].test->timed)
+      if (!first_timed(cells, k))
         continue;
       for (m = i; m < ncells && cells[m].test == cells[i].test; m++)
         if (cells[m].impl == cells[k].impl)
@@ -477,18 +485,14 @@ int bench_plot(const struct bench_plan *p, const struct fl_context *ctx,
                const struct bench_cell *cells, size_t ncells)
 {
   char dir[] = "/tmp/fastlock-bench-XXXXXX", rates[64], fair[64], script[64];
-  size_t len = strlen(p->plot), i, nimpl = 0, j;
+  size_t len = strlen(p->plot), i, nimpl = 0;
   int png = len >= 4 && strcmp(p->plot + len - 4, ".png") == 0, rc = -1, status = 0;
   char title[512];
   FILE *f;
   pid_t pid;
 
-  for (i = 0; i < ncells; i++) {
-    for (j = 0; j < i; j++)
-      if (cells[j].impl == cells[i].impl)
-        break;
-    nimpl += j == i && cells[i].test->timed;
-  }
+  for (i = 0; i < ncells; i++)
+    nimpl += first_timed(cells, i);
   if (nimpl == 0) {
     fprintf(stderr, "fastlock-bench: --plot: no timed test ran, nothing to draw\n");
     return -1;
