@@ -5,8 +5,8 @@
 #include "config.h"
 
 #include "bench-plan.h"
+#include "cli.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,32 +53,8 @@ struct options {
   int rw[MAX_LIST][2], nrw;
 };
 
-static enum bench_parse_result fail(char *err, size_t size, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
-
-static enum bench_parse_result fail(char *err, size_t size, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(err, size, fmt, ap);
-  va_end(ap);
-  return BENCH_PARSE_ERROR;
-}
-
-/* A decimal integer in [lo, hi] and nothing else.  */
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-  char *end;
-  long v;
-
-  errno = 0;
-  v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
+/* Bad input: the one-line error, and BENCH_PARSE_ERROR.  */
+#define fail(err, size, ...) cli_fail(err, size, BENCH_PARSE_ERROR, __VA_ARGS__)
 
 /* "N,N,..." of thread counts.  */
 static enum bench_parse_result parse_threads(struct options *o, char *err, size_t size)
@@ -93,7 +69,7 @@ static enum bench_parse_result parse_threads(struct options *o, char *err, size_
     long v;
     if (o->nthreads == MAX_LIST)
       return fail(err, size, "--threads: at most %d counts", MAX_LIST);
-    if (parse_int(tok, 1, BENCH_MAX_THREADS, &v) != 0)
+    if (cli_long(tok, 1, BENCH_MAX_THREADS, &v) != 0)
       return fail(err, size,
                   "--threads: '%s' is not a thread count; valid: 1 to %d, "
                   "comma-separated (e.g. 1,2,4)", tok, BENCH_MAX_THREADS);
@@ -122,8 +98,8 @@ static enum bench_parse_result parse_rw(struct options *o, char *err, size_t siz
     if (colon == NULL)
       return fail(err, size, "--rw: '%s' is not READERS:WRITERS (e.g. 8:0,4:2)", tok);
     *colon = '\0';
-    if (parse_int(tok, 0, BENCH_MAX_THREADS, &r) != 0 ||
-        parse_int(colon + 1, 0, BENCH_MAX_THREADS, &w) != 0 || r + w < 1 ||
+    if (cli_long(tok, 0, BENCH_MAX_THREADS, &r) != 0 ||
+        cli_long(colon + 1, 0, BENCH_MAX_THREADS, &w) != 0 || r + w < 1 ||
         r + w > BENCH_MAX_THREADS)
       return fail(err, size,
                   "--rw: '%s:%s' is not valid; READERS and WRITERS are 0 or "
@@ -408,20 +384,16 @@ enum bench_parse_result bench_plan_parse(int argc, char **argv, struct bench_pla
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     long v;
-    char *end;
     switch (c) {
     case O_IMPL: o.impl_arg = optarg; break;
     case O_DURATION:
-      errno = 0;
-      p->duration = strtod(optarg, &end);
-      if (errno != 0 || end == optarg || *end != '\0' || !(p->duration > 0) ||
-          p->duration > BENCH_MAX_DURATION)
+      if (cli_seconds(optarg, 0, BENCH_MAX_DURATION, &p->duration) != 0)
         return fail(err, errsize,
                     "--duration: '%s' is not a duration; valid: seconds, more than "
                     "0 and at most %g (e.g. 0.5)", optarg, BENCH_MAX_DURATION);
       break;
     case O_REPS:
-      if (parse_int(optarg, 1, BENCH_MAX_REPS, &v) != 0)
+      if (cli_long(optarg, 1, BENCH_MAX_REPS, &v) != 0)
         return fail(err, errsize, "--reps: '%s' is not valid; valid: 1 to %d",
                     optarg, BENCH_MAX_REPS);
       p->reps = (int)v;

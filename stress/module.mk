@@ -8,14 +8,15 @@ fastlock_bench_SOURCES = stress/bench.c stress/bench.h stress/bench-plan.h \
 	stress/bench-loops.h stress/bench-opts.c stress/bench-impls.c \
 	stress/bench-run.c stress/bench-out.c stress/bench-peers.c \
 	stress/bench-fl.h stress/bench-variant.h stress/bench-fl-1.c \
-	stress/bench-fl-2.c stress/bench-fl-3.c \
+	stress/bench-fl-2.c stress/bench-fl-3.c stress/cli.c stress/cli.h \
 	stress/context.c stress/context.h
 fastlock_bench_LDADD = libfastlock-core.la
 
 # fastlock-stress: the DESIGN.md torture as a command for any primitive.
 bin_PROGRAMS += fastlock-stress
 fastlock_stress_SOURCES = stress/stress.c stress/stress.h stress/stress-opts.c \
-	stress/stress-drivers.c stress/context.c stress/context.h
+	stress/stress-drivers.c stress/cli.c stress/cli.h stress/context.c \
+	stress/context.h
 fastlock_stress_LDADD = libfastlock-core.la
 
 man1_MANS = stress/fastlock-bench.1 stress/fastlock-stress.1
@@ -27,7 +28,8 @@ fl_unit_tests += tests/test-bench-options
 tests_test_bench_options_SOURCES = tests/test-bench-options.c \
 	stress/bench-opts.c stress/bench-impls.c stress/bench-run.c \
 	stress/bench-peers.c stress/bench-fl-1.c stress/bench-fl-2.c \
-	stress/bench-fl-3.c stress/stress-opts.c stress/stress-drivers.c
+	stress/bench-fl-3.c stress/stress-opts.c stress/stress-drivers.c \
+	stress/cli.c
 TESTS += tests/test-tools.sh
 
 # fastpath-count: one uncontended pair of every primitive per function,

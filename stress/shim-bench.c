@@ -56,8 +56,9 @@ struct sample {
   double ns, ticks;
 };
 
-#define DEFINE_LOOPS(name, shim_expr, builtin_expr)                         \
-  static struct sample loop_shim_##name(long n)                             \
+/* One timed loop of n operations expr, named loop_KIND_NAME.  */
+#define DEFINE_LOOP(kind, name, expr)                                       \
+  static struct sample loop_##kind##_##name(long n)                         \
   {                                                                         \
     int32_t w = 0, sink = 0;                                                \
     int64_t t0 = fl_clock_ns(CLOCK_MONOTONIC);                              \
@@ -65,26 +66,15 @@ struct sample {
     struct sample s;                                                        \
     long i;                                                                 \
     for (i = 0; i < n; i++)                                                 \
-      shim_expr;                                                            \
-    s.ticks = (double)(fl_cycles() - c0) / (double)n;                       \
-    s.ns = (double)(fl_clock_ns(CLOCK_MONOTONIC) - t0) / (double)n;         \
-    bench_sink = sink + w;                                                  \
-    return s;                                                               \
-  }                                                                         \
-  static struct sample loop_builtin_##name(long n)                          \
-  {                                                                         \
-    int32_t w = 0, sink = 0;                                                \
-    int64_t t0 = fl_clock_ns(CLOCK_MONOTONIC);                              \
-    uint64_t c0 = fl_cycles();                                              \
-    struct sample s;                                                        \
-    long i;                                                                 \
-    for (i = 0; i < n; i++)                                                 \
-      builtin_expr;                                                         \
+      expr;                                                                 \
     s.ticks = (double)(fl_cycles() - c0) / (double)n;                       \
     s.ns = (double)(fl_clock_ns(CLOCK_MONOTONIC) - t0) / (double)n;         \
     bench_sink = sink + w;                                                  \
     return s;                                                               \
   }
+#define DEFINE_LOOPS(name, shim_expr, builtin_expr)                         \
+  DEFINE_LOOP(shim, name, shim_expr)                                        \
+  DEFINE_LOOP(builtin, name, builtin_expr)
 SHIM_OPS(DEFINE_LOOPS)
 
 struct op {

@@ -3,11 +3,10 @@
  * error path.  */
 #include "config.h"
 
+#include "cli.h"
 #include "stress.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,44 +15,8 @@
 #define STRESS_DEFAULT_DURATION 5.0
 #define STRESS_MAX_DURATION 86400.0
 
-static enum stress_parse_result fail(char *err, size_t size, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
-
-static enum stress_parse_result fail(char *err, size_t size, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start(ap, fmt);
-  vsnprintf(err, size, fmt, ap);
-  va_end(ap);
-  return STRESS_PARSE_ERROR;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-  char *end;
-  long v;
-
-  errno = 0;
-  v = strtol(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
-
-static int parse_seconds(const char *s, double lo_excl, double hi, double *out)
-{
-  char *end;
-  double v;
-
-  errno = 0;
-  v = strtod(s, &end);
-  if (errno != 0 || end == s || *end != '\0' || !(v > lo_excl) || v > hi)
-    return -1;
-  *out = v;
-  return 0;
-}
+/* Bad input: the one-line error, and STRESS_PARSE_ERROR.  */
+#define fail(err, size, ...) cli_fail(err, size, STRESS_PARSE_ERROR, __VA_ARGS__)
 
 /* The index of s in names[n], or -1.  */
 static int lookup(const char *s, const char *const *names, int n)
@@ -155,14 +118,14 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
     switch (c) {
     case O_READERS:
     case O_WRITERS:
-      if (parse_long(optarg, 0, STRESS_MAX_THREADS, &v) != 0)
+      if (cli_long(optarg, 0, STRESS_MAX_THREADS, &v) != 0)
         return fail(err, errsize, "--%s: '%s' is not valid; valid: 0 to %d",
                     c == O_READERS ? "readers" : "writers", optarg, STRESS_MAX_THREADS);
       *(c == O_READERS ? &cfg->readers : &cfg->writers) = (int)v;
       rwsem_opt = c == O_READERS ? "--readers" : "--writers";
       break;
     case O_THREADS:
-      if (parse_long(optarg, 1, STRESS_MAX_THREADS, &v) != 0)
+      if (cli_long(optarg, 1, STRESS_MAX_THREADS, &v) != 0)
         return fail(err, errsize, "--threads: '%s' is not valid; valid: 1 to %d", optarg,
                     STRESS_MAX_THREADS);
       cfg->threads = (int)v;
@@ -192,26 +155,26 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
       break;
     case O_IMPL: cfg->impl = optarg; break;
     case O_DURATION:
-      if (parse_seconds(optarg, 0, STRESS_MAX_DURATION, &cfg->duration) != 0)
+      if (cli_seconds(optarg, 0, STRESS_MAX_DURATION, &cfg->duration) != 0)
         return fail(err, errsize, "--duration: '%s' is not valid; valid: seconds, more "
                     "than 0 and at most %g", optarg, STRESS_MAX_DURATION);
       break;
     case O_INTERVAL:
       if (strcmp(optarg, "0") == 0)
         cfg->interval = 0;
-      else if (parse_seconds(optarg, 0, STRESS_MAX_DURATION, &cfg->interval) != 0)
+      else if (cli_seconds(optarg, 0, STRESS_MAX_DURATION, &cfg->interval) != 0)
         return fail(err, errsize, "--interval: '%s' is not valid; valid: seconds, 0 for "
                     "no progress lines", optarg);
       break;
     case O_PSHARED: cfg->pshared = 1; break;
     case O_PROCESSES:
-      if (parse_long(optarg, 1, STRESS_MAX_PROCESSES, &v) != 0)
+      if (cli_long(optarg, 1, STRESS_MAX_PROCESSES, &v) != 0)
         return fail(err, errsize, "--processes: '%s' is not valid; valid: 1 to %d",
                     optarg, STRESS_MAX_PROCESSES);
       cfg->processes = (int)v;
       break;
     case O_SEED:
-      if (parse_long(optarg, 0, 2147483647L, &v) != 0)
+      if (cli_long(optarg, 0, 2147483647L, &v) != 0)
         return fail(err, errsize, "--seed: '%s' is not valid; valid: 0 to 2147483647",
                     optarg);
       cfg->seed = (uint64_t)v;
