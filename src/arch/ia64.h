@@ -76,6 +76,12 @@
   "cmpxchg4.rel %[out] = %[mem], %r[in], ar.ccv"
 #define FL_IA64_ASM_XCHG "xchg4 %[out] = %[mem], %r[in]"
 #define FL_IA64_ASM_MF "mf"
+/* The 64-bit forms, for the count of <fastlock/counter.h>.  */
+#define FL_IA64_ASM_LD8 "ld8 %[out] = %[mem]"
+#define FL_IA64_ASM_FETCHADD8_ACQ "fetchadd8.acq %[out] = %[mem], %[inc]"
+#define FL_IA64_ASM_CMPXCHG8_ACQ                                            \
+  "mov ar.ccv = %r[ccv];;\n\t"                                              \
+  "cmpxchg8.acq %[out] = %[mem], %r[in], ar.ccv"
 
 static inline int32_t fl_load_relaxed(const int32_t *p)
 {
@@ -234,6 +240,55 @@ static inline int32_t fl_ia64_xchg_mf(int32_t *p, int32_t v)
 #define fl_atomic_xchg_acquire fl_ia64_xchg
 #define fl_atomic_xchg_release fl_ia64_xchg_mf
 #define fl_atomic_xchg_acq_rel fl_ia64_xchg_mf
+
+/* 64 bits, outside the shim's int32_t API: what the 64-bit count of
+ * <fastlock/counter.h> needs, and only that (the SHARED strategy's add,
+ * large deltas, and the folds of the per-CPU slots into the count).
+ * fetchadd8 has fetchadd4's addends (the inc3 field is the same), so
+ * fl_ia64_fetch_add8_acq takes it for a compile-time constant in
+ * FL_IA64_FETCHADD_INCREMENT (an fl_counter_add(c, 1) after inlining)
+ * and a cmpxchg8.acq loop for every other addend: cmpxchg8 compares all
+ * 64 bits of ar.ccv, so nothing is extended.  .acq for the same reason
+ * as the relaxed 32-bit operations: there is no unordered form.  An
+ * aligned ld8 is single-copy atomic.  */
+static inline int64_t fl_ia64_load8_relaxed(const int64_t *p)
+{
+  int64_t v;
+  __asm__ __volatile__(FL_IA64_ASM_LD8 : [out] "=r"(v) : [mem] "S"(*p));
+  return v;
+}
+
+static inline int64_t fl_ia64_cmpxchg8_acq(int64_t *p, int64_t old,
+                                           int64_t new_value)
+{
+  int64_t seen;
+  __asm__ __volatile__(FL_IA64_ASM_CMPXCHG8_ACQ
+                       : [out] "=r"(seen), [mem] "+S"(*p)
+                       : [ccv] "rO"(old), [in] "rO"(new_value)
+                       : "ar.ccv", "memory");
+  return seen;
+}
+
+static inline int64_t fl_ia64_fetch_add8_acq(int64_t *p, int64_t v)
+{
+  int64_t old, seen;
+
+  if (__builtin_constant_p(v) && FL_IA64_FETCHADD_INCREMENT(v)) {
+    int64_t out;
+    __asm__ __volatile__(FL_IA64_ASM_FETCHADD8_ACQ
+                         : [out] "=r"(out), [mem] "+S"(*p)
+                         : [inc] "n"(v)
+                         : "memory");
+    return out;
+  }
+  seen = fl_ia64_load8_relaxed(p);
+  do {
+    old = seen;
+    seen = fl_ia64_cmpxchg8_acq(p, old,
+                                (int64_t)((uint64_t)old + (uint64_t)v));
+  } while (seen != old);
+  return old;
+}
 
 #define FL_ARCH_ATOMICS_NAME "ia64 asm, fetchadd4/cmpxchg4 .acq/.rel, mf"
 

@@ -131,7 +131,8 @@ int fl_counter_init(fl_counter_t *c, int strategy)
   switch (strategy) {
   case FL_COUNTER_PERCPU_ATOMIC:
   case FL_COUNTER_PERCPU_RSEQ:
-    size = (size_t)fl_counter_host.possible << FL_COUNTER_SLOT_SHIFT;
+    /* A slot per possible CPU, then the core.  */
+    size = ((size_t)fl_counter_host.possible + 1) << FL_COUNTER_SLOT_SHIFT;
     if (posix_memalign(&slots, (size_t)1 << FL_COUNTER_SLOT_SHIFT, size) != 0)
       return ENOMEM;
     memset(slots, 0, size);
@@ -191,6 +192,7 @@ static void fl_counter_wait(unsigned *spins)
 
 int64_t fl_counter_snapshot(const fl_counter_t *c, int with_slots)
 {
+  const struct fl_counter_core *k = fl_counter_core(c);
   unsigned spins = 0;
 
   for (;;) {
@@ -199,20 +201,20 @@ int64_t fl_counter_snapshot(const fl_counter_t *c, int with_slots)
     uint32_t i;
 
     /* Acquire: what a finished writer changed is visible from here.  */
-    if (fl_load_acquire(&c->busy) != 0) {
+    if (fl_load_acquire(&k->busy) != 0) {
       fl_counter_wait(&spins);
       continue;
     }
     /* Acquire: gen is read before everything the check below covers.  */
-    gen = fl_load_acquire(&c->gen);
-    v = (uint64_t)fl_counter_count_load(c);
+    gen = fl_load_acquire(&k->gen);
+    v = (uint64_t)fl_counter_count_load(k);
     for (i = 0; with_slots && i < c->nslots; i++)
       v += (uint64_t)(int64_t)fl_load_relaxed(fl_counter_slot(c, i));
     /* The reads above happen before the check below.  */
     fl_smp_rmb();
     /* Acquire on busy: a writer that dropped it has moved gen, and the
      * read of gen must not pass this one.  */
-    if (fl_load_acquire(&c->busy) == 0 && fl_load_relaxed(&c->gen) == gen)
+    if (fl_load_acquire(&k->busy) == 0 && fl_load_relaxed(&k->gen) == gen)
       return (int64_t)v;
     fl_counter_wait(&spins);
   }
@@ -221,7 +223,7 @@ int64_t fl_counter_snapshot(const fl_counter_t *c, int with_slots)
 int64_t fl_counter_read(const fl_counter_t *c)
 {
 #if FL_COUNTER_WIDE
-  return fl_counter_count_load(c);
+  return fl_counter_count_load(fl_counter_core(c));
 #else
   return fl_counter_snapshot(c, 0);
 #endif
@@ -229,6 +231,7 @@ int64_t fl_counter_read(const fl_counter_t *c)
 
 int64_t fl_counter_sum(fl_counter_t *c)
 {
+  struct fl_counter_core *k = fl_counter_core(c);
   int64_t v;
 
   switch (c->strategy) {
@@ -236,9 +239,9 @@ int64_t fl_counter_sum(fl_counter_t *c)
   case FL_COUNTER_PERCPU_RSEQ:
     /* Folds below FL_COUNTER_FORCE_FOLD wait while this is raised, so
      * that a busy counter cannot make the snapshot retry forever.  */
-    fl_atomic_fetch_add_relaxed(&c->summing, 1);
+    fl_atomic_fetch_add_relaxed(&k->summing, 1);
     v = fl_counter_snapshot(c, 1);
-    fl_atomic_fetch_add_relaxed(&c->summing, -1);
+    fl_atomic_fetch_add_relaxed(&k->summing, -1);
     return v;
   case FL_COUNTER_PERTHREAD_SIGSAFE:
     return fl_counter_perthread_sum(c);
@@ -251,7 +254,8 @@ int fl_counter_reset(fl_counter_t *c)
 {
   if (!fl_counter_valid(c))
     return EINVAL;
-  fl_counter_count_add_direct(c, (int64_t)(0 - (uint64_t)fl_counter_sum(c)));
+  fl_counter_count_add_direct(fl_counter_core(c),
+                              (int64_t)(0 - (uint64_t)fl_counter_sum(c)));
   return 0;
 }
 
@@ -284,7 +288,7 @@ void fl_counter_slowpath_add(fl_counter_t *c, int64_t delta)
   if (c->strategy == FL_COUNTER_PERTHREAD_SIGSAFE && fl_counter_in_batch(delta))
     fl_counter_perthread_add(c, (int32_t)delta);
   else
-    fl_counter_count_add_direct(c, delta);
+    fl_counter_count_add_direct(fl_counter_core(c), delta);
 }
 
 /* Move a per-CPU slot into the count.  PERCPU_ATOMIC moves the slot the
@@ -295,20 +299,21 @@ void fl_counter_slowpath_add(fl_counter_t *c, int64_t delta)
  * the batch until its CPU's next add folds it.  */
 void fl_counter_slowpath_fold(fl_counter_t *c, uint32_t cpu, int32_t seen)
 {
+  struct fl_counter_core *k = fl_counter_core(c);
   int32_t x;
 
-  if (fl_load_relaxed(&c->summing) != 0 && seen > -FL_COUNTER_FORCE_FOLD
+  if (fl_load_relaxed(&k->summing) != 0 && seen > -FL_COUNTER_FORCE_FOLD
       && seen < FL_COUNTER_FORCE_FOLD)
     return;
-  fl_counter_write_begin(c);
+  fl_counter_write_begin(k);
 #if FL_COUNTER_RSEQ_ASM
   if (c->strategy == FL_COUNTER_PERCPU_RSEQ)
     x = fl_counter_rseq_take(fl_counter_rseq_area(), c->slots);
   else
 #endif
     x = fl_atomic_xchg_relaxed(fl_counter_slot(c, cpu), 0);
-  fl_counter_count_add(c, x);
-  fl_counter_write_end(c);
+  fl_counter_count_add(k, x);
+  fl_counter_write_end(k);
 }
 
 uint32_t fl_counter_slowpath_cpu(const fl_counter_t *c)

@@ -133,7 +133,7 @@ static void table_exit(void *arg)
       uint32_t id = k * slots_per_chunk + i;
       int32_t x = fl_load_relaxed(&t->chunk[k][i]);
       if (x != 0 && id < owner_len && owner[id] != NULL)
-        fl_counter_count_add_direct(owner[id], x);
+        fl_counter_count_add_direct(&owner[id]->core, x);
     }
   }
   t->prev->next = t->next;
@@ -261,13 +261,13 @@ void fl_counter_perthread_add(fl_counter_t *c, int32_t delta)
   block_signals(&old);
   slot = self_slot(c->id);
   if (slot == NULL) {
-    fl_counter_count_add_direct(c, delta);
+    fl_counter_count_add_direct(&c->core, delta);
   } else {
     v = (int32_t)((uint32_t)fl_load_relaxed(slot) + (uint32_t)delta);
     fl_store_relaxed(slot, v);
     if (!fl_counter_slot_in_batch(v)) {
       pthread_mutex_lock(&registry_lock);
-      fl_counter_count_add_direct(c, v);
+      fl_counter_count_add_direct(&c->core, v);
       fl_store_relaxed(slot, 0);
       pthread_mutex_unlock(&registry_lock);
     }
