@@ -1,12 +1,14 @@
-/* stress/fastpath-count.c: one uncontended operation pair of every
- * primitive, each in a function of its own, run a fixed number of times,
- * for tools/count-instructions to count under callgrind (exact and
+/* stress/fastpath-count.c [N]: N uncontended operation pairs of every
+ * primitive, each primitive's loop in a function of its own, for
+ * tools/count-instructions to count under callgrind (exact and
  * repeatable where wall time is not).  Run alone it only runs the pairs.
  *
- * Each pair_* function is what one caller pays: fastlock's inline
+ * Each pair_* loop is what a caller in a loop pays: fastlock's inline
  * fastpaths expand into it; the peers' locks are calls into their
  * library (glibc) or inline too (Concurrency Kit's headers).  The count
- * script subtracts the function's own frame, measured on pair_empty.  */
+ * script runs this twice, with N and 2N, so that everything done once
+ * (a thread's first-use set-up, the function's frame) cancels, and
+ * subtracts the loop's own instructions, measured on pair_empty.  */
 #include "config.h"
 
 #include <pthread.h>
@@ -21,8 +23,6 @@
 # include <ck_rwlock.h>
 # include <ck_spinlock.h>
 #endif
-
-#define PAIRS 100000
 
 static fl_rwsem_t rwsem, rwsem_bias;
 static fl_spinlock_t spin;
@@ -48,9 +48,12 @@ static ck_spinlock_mcs_t ck_mcs = CK_SPINLOCK_MCS_INITIALIZER;
 # define PAIR_ATTR __attribute__((noipa))
 #endif
 #define PAIR(name, body)                                                    \
-  static PAIR_ATTR void pair_##name(void)                                   \
+  static PAIR_ATTR void pair_##name(long n)                                 \
   {                                                                         \
-    body;                                                                   \
+    long i;                                                                 \
+    for (i = 0; i < n; i++) {                                               \
+      body;                                                                 \
+    }                                                                       \
   }
 
 PAIR(empty, __asm__ volatile("" ::: "memory"))
@@ -86,7 +89,7 @@ PAIR(ck_mcs, (ck_spinlock_mcs_lock(&ck_mcs, &ck_mcs_node),
               ck_spinlock_mcs_unlock(&ck_mcs, &ck_mcs_node)))
 #endif
 
-static void (*const pairs[])(void) = {
+static void (*const pairs[])(long) = {
   pair_empty, pair_fl_rwsem_read, pair_fl_rwsem_write, pair_fl_rwsem_bias_read,
   pair_fl_rwsem_bias_write, pair_fl_spin, pair_fl_ticket, pair_fl_qspin,
   pair_fl_counter_shared, pair_fl_counter_percpu, pair_fl_counter_rseq,
@@ -106,11 +109,15 @@ static void must(int rc, const char *what)
   }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+  long n = argc > 1 ? atol(argv[1]) : 100000;
   size_t i;
-  long n;
 
+  if (n <= 0) {
+    fprintf(stderr, "usage: fastpath-count [PAIRS]\n");
+    return 2;
+  }
   must(fl_rwsem_init(&rwsem, 0), "fl_rwsem_init");
   must(fl_rwsem_init(&rwsem_bias, FL_RWSEM_READ_BIAS), "fl_rwsem_init");
   must(fl_spin_init(&spin, 0), "fl_spin_init");
@@ -123,14 +130,9 @@ int main(void)
   must(pthread_rwlock_init(&glibc_rwlock, NULL), "pthread_rwlock_init");
   must(pthread_spin_init(&glibc_spin, PTHREAD_PROCESS_PRIVATE), "pthread_spin_init");
 
-  /* Each pair once first, so that one-time set-up (a thread's TID, its
-   * READ_BIAS row, its counter slot) is not counted, then PAIRS times.  */
   for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-    pairs[i]();
-  for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
-    for (n = 0; n < PAIRS; n++)
-      pairs[i]();
-  printf("pairs %d\nrseq %s\n", PAIRS + 1,
+    pairs[i](n);
+  printf("pairs %ld\nrseq %s\n", n,
          fl_counter_strategy_name(fl_counter_strategy(&rseq)));
   return 0;
 }

@@ -52,11 +52,13 @@ static int32_t get(int32_t *p)
 static int acquire(struct segment *g, int write, unsigned *seed)
 {
   unsigned r = (unsigned)rand_r(seed);
-  struct timespec deadline = fl_deadline_after_ns(CLOCK_MONOTONIC, (long)(r >> 4) % 1000000L);
+  struct timespec deadline =
+    fl_deadline_after_ns(CLOCK_MONOTONIC, (long)(r >> 4) % 1000000L);
 
   switch (r % 4) {
   case 0:
-    return write ? fl_rwsem_down_write_trylock(&g->lock) : fl_rwsem_down_read_trylock(&g->lock);
+    return write ? fl_rwsem_down_write_trylock(&g->lock)
+                 : fl_rwsem_down_read_trylock(&g->lock);
   case 1:
     return write ? fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &deadline)
                  : fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &deadline);
@@ -71,7 +73,8 @@ static void child(int fd, int me, long iterations)
 {
   /* A few pages of padding first, different in each child, so that the
    * children's mappings differ from each other's too.  */
-  void *pad = mmap(NULL, (size_t)(me + 1) * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void *pad = mmap(NULL, (size_t)(me + 1) * 4096, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   struct segment *g = mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   unsigned seed = 0x2545f491u * (unsigned)(me + 1);
   int bad = 0;

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -150,7 +151,8 @@ static void *run_job(void *p)
   if (j->hold && j->result == 0) {
     while (!__atomic_load_n(&j->release, __ATOMIC_ACQUIRE))
       usleep(100);
-    j->release_result = is_write(j->op) ? fl_rwsem_up_write(j->s) : fl_rwsem_up_read(j->s);
+    j->release_result = is_write(j->op) ? fl_rwsem_up_write(j->s)
+                                        : fl_rwsem_up_read(j->s);
   }
   return NULL;
 }
@@ -232,7 +234,8 @@ START_TEST(init_checks_flags)
 
   ck_assert_int_eq(fl_rwsem_init(&s, 0x8u), EINVAL);
   ck_assert_int_eq(fl_rwsem_init(&s, 0x800u), EINVAL);
-  ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER), EINVAL);
+  ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_PREFER_READER |
+                                     FL_RWSEM_PREFER_WRITER), EINVAL);
   ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_READ_BIAS | FL_PSHARED), EINVAL);
   ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_READ_BIAS | FL_RWSEM_PREFER_WRITER), 0);
   ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
@@ -278,7 +281,7 @@ START_TEST(writer_excludes)
   init_mode(&s, mode);
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
   ck_assert(count_of(&s) & FL_RWSEM_WRITER);
-  ck_assert_int_eq(fl_load_relaxed(&s.owner), fl_rwsem_self);
+  ck_assert_int_eq(fl_load_relaxed(&s.owner), fl_rwsem_thread.tid);
   ck_assert_int_eq(in_thread(&s, OP_TRY_READ), EBUSY);
   ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY);
   ck_assert_int_eq(in_thread(&s, OP_UP_WRITE), EPERM);
@@ -476,6 +479,72 @@ START_TEST(starving_writer_turns_handoff_on)
 }
 END_TEST
 
+/* Fair mode: a queued writer that cannot run (here: a stopped process)
+ * still gets hand-off once its bound has passed, because the next thread
+ * that comes to the lock sees the episode's due time and starts it.
+ * Without that, readers pass such a writer for as long as they overlap:
+ * on 2 CPUs with 30 busy readers a waiting writer can go tens of
+ * milliseconds without a CPU to start hand-off itself.  The read hold is
+ * written into the lock by hand (see fork_child_does_not_own_the_parents_lock).  */
+START_TEST(overdue_writer_gets_handoff_without_running)
+{
+  fl_rwsem_t *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  const int64_t bound = 20000000;   /* the child's hand-off bound */
+  int64_t queued;
+  long tries;
+  pid_t pid;
+  int status;
+
+  ck_assert(s != MAP_FAILED);
+  ck_assert_int_eq(fl_rwsem_init(s, FL_PSHARED), 0);
+  fl_store_relaxed(&s->count, FL_RWSEM_READER);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    fl_rwsem_set_handoff_ns((int32_t)bound);
+    _exit(fl_rwsem_down_write(s) == 0 && fl_rwsem_up_write(s) == 0 ? 0 : 1);
+  }
+  /* The child sets the due time before WAITERS, so the due time is at
+   * most queued + bound.  */
+  for (tries = 0; !(count_of(s) & FL_RWSEM_WAITERS); tries++) {
+    ck_assert_msg(tries < 1000000, "the writer never queued");
+    usleep(100);
+  }
+  queued = fl_clock_ns(CLOCK_MONOTONIC);
+  /* Stop it outside qlock (it holds qlock for a moment after queueing,
+   * and we are about to need it).  */
+  for (tries = 0;; tries++) {
+    ck_assert_msg(tries < 100000, "the writer never left qlock");
+    ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+    ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
+    ck_assert(WIFSTOPPED(status));
+    if (fl_load_relaxed(&s->qlock) == 0)
+      break;
+    ck_assert_int_eq(kill(pid, SIGCONT), 0);
+    usleep(100);
+  }
+  while (fl_clock_ns(CLOCK_MONOTONIC) <= queued + bound)
+    usleep(1000);
+  /* Our hand-written read lock goes: the lock is free, the writer queued
+   * and overdue, hand-off not on (the writer could not turn it on).  */
+  fl_atomic_fetch_add_relaxed(&s->count, -FL_RWSEM_READER);
+  ck_assert_int_eq(count_of(s) & (FL_RWSEM_HANDOFF | FL_RWSEM_WRITER), 0);
+  /* A reader may not pass it now: it starts hand-off, and the lock goes
+   * to the stopped writer.  */
+  ck_assert_int_eq(fl_rwsem_down_read_trylock(s), EBUSY);
+  ck_assert(count_of(s) & FL_RWSEM_WGRANT);
+  ck_assert_int_eq(kill(pid, SIGCONT), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  ck_assert(is_idle(s));
+  ck_assert_int_eq(fl_load_relaxed(&s->mode), FL_PSHARED);
+  done_with(s);
+  munmap(s, sizeof *s);
+}
+END_TEST
+
 /* 65535 read locks, then EAGAIN from every way of asking, the count word
  * unchanged; then all of them released.  The 65535 are taken through the
  * header's raw fastpaths (the lock code itself, not announced to the
@@ -522,8 +591,10 @@ START_TEST(full_queue_is_eagain)
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
   fl_store_relaxed(&s.rwait, FL_RWSEM_QUEUED_MAX);
   fl_store_relaxed(&s.wwait, FL_RWSEM_QUEUED_MAX);
-  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_READ, CLOCK_MONOTONIC, 1000000000L), EAGAIN);
-  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, CLOCK_MONOTONIC, 1000000000L), EAGAIN);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_READ, CLOCK_MONOTONIC, FL_NSEC_PER_SEC),
+                   EAGAIN);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, CLOCK_MONOTONIC, FL_NSEC_PER_SEC),
+                   EAGAIN);
   ck_assert_int_eq(in_thread(&s, OP_READ), EAGAIN);
   ck_assert_int_eq(in_thread(&s, OP_WRITE), EAGAIN);
   fl_store_relaxed(&s.rwait, 0);
@@ -721,6 +792,42 @@ START_TEST(writer_revokes_the_bias_and_it_comes_back)
 }
 END_TEST
 
+/* READ_BIAS: a recursive read of a lock held through the table does not
+ * queue behind a writer that revokes the bias and waits for that very
+ * entry, even when the entry is not the lock's home slot (two locks
+ * whose ids share a home slot, the first since released).  */
+START_TEST(recursive_biased_read_passes_a_revoking_writer)
+{
+  fl_rwsem_t s[FL_RWSEM_BIAS_SLOTS + 1];
+  fl_rwsem_t *a = &s[0], *b = &s[FL_RWSEM_BIAS_SLOTS];
+  struct job w;
+  pthread_t tw;
+  long tries;
+  int i;
+
+  for (i = 0; i <= FL_RWSEM_BIAS_SLOTS; i++)
+    init_mode(&s[i], FL_RWSEM_READ_BIAS);
+  /* Consecutive ids: a and b share a home slot.  */
+  ck_assert_int_eq(fl_load_relaxed(&a->bias_id) % FL_RWSEM_BIAS_SLOTS,
+                   fl_load_relaxed(&b->bias_id) % FL_RWSEM_BIAS_SLOTS);
+  ck_assert_int_eq(fl_rwsem_down_read(a), 0);
+  ck_assert_int_eq(fl_rwsem_down_read(b), 0);   /* not in its home slot */
+  ck_assert_int_eq(fl_rwsem_up_read(a), 0);     /* the home slot is free */
+  start_job(&tw, &w, b, OP_WRITE, 1);
+  for (tries = 0; fl_load_relaxed(&b->bias) & FL_RWSEM_BIAS_ON; tries++) {
+    ck_assert_msg(tries < 1000000, "the writer never revoked the bias");
+    usleep(200);
+  }
+  ck_assert_int_eq(fl_rwsem_down_read(b), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(b), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(b), 0);
+  ck_assert_int_eq(job_result(&w), 0);
+  finish_job(tw, &w);
+  for (i = 0; i <= FL_RWSEM_BIAS_SLOTS; i++)
+    ck_assert_int_eq(fl_rwsem_destroy(&s[i]), 0);
+}
+END_TEST
+
 /* A forked child is a different thread: the TID the parent cached must
  * not make the child the owner of the parent's write lock.  The parent's
  * hold is written into the lock by hand, not taken through the API: the
@@ -778,12 +885,14 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tt, sleepers_are_woken, 0, NMODES);
   tcase_add_loop_test(tt, preference_decides_who_passes_a_queued_writer, 0, NMODES);
   tcase_add_loop_test(tt, starving_writer_turns_handoff_on, 0, 2);
+  tcase_add_test(tt, overdue_writer_gets_handoff_without_running);
   tcase_add_loop_test(tt, full_queue_is_eagain, 0, NMODES);
   tcase_add_loop_test(tt, timeout_leaves_lock_as_it_was, 0, 4 * NMODES);
   tcase_add_loop_test(tt, timed_waiter_gets_the_lock, 0, 2 * NMODES);
   tcase_add_loop_test(tt, destroy_refuses_a_busy_lock, 0, NMODES);
   tcase_add_loop_test(tt, biased_readers_leave_the_lock_alone, 0, 2);
   tcase_add_test(tt, writer_revokes_the_bias_and_it_comes_back);
+  tcase_add_test(tt, recursive_biased_read_passes_a_revoking_writer);
   tcase_add_test(tt, fork_child_does_not_own_the_parents_lock);
   suite_add_tcase(s, tt);
   return s;

@@ -27,12 +27,16 @@
  * READ_BIAS) each side took.  A failed operation orders nothing.
  *
  * Modes (flags of fl_rwsem_init):
- *   fair (default)  readers and writers compete; a waiter that has waited
- *                   longer than fl_rwsem_set_handoff_ns says (1 ms)
- *                   switches the lock to phase-fair hand-off until nobody
- *                   waits: then nobody may take the lock past the queue,
- *                   and it passes from all waiting readers (as one batch)
- *                   to one waiting writer and back.  Nobody starves.
+ *   fair (default)  readers and writers compete; once waiters have been
+ *                   queued longer than fl_rwsem_set_handoff_ns says
+ *                   (1 ms), or threads that were not queued have taken
+ *                   the lock past them 8 times, the lock switches to
+ *                   phase-fair hand-off until nobody waits: then nobody
+ *                   may take the lock past the queue, and it passes from
+ *                   all waiting readers (as one batch) to one waiting
+ *                   writer and back.  Whichever thread comes to the lock
+ *                   next starts the hand-off, so it does not wait for the
+ *                   starving waiter to get a CPU.  Nobody starves.
  *   FL_RWSEM_PREFER_READER  a reader gets in whenever no writer holds the
  *                   lock, waiting writers or not.  Writers starve as long
  *                   as readers overlap one another without a gap.
@@ -45,8 +49,10 @@
  *                   and scale; a writer first revokes the bias and waits
  *                   for the readers it can see, and the bias returns only
  *                   after a delay proportional to what revoking cost.
- *                   Process-private locks only.  The reader paths of a
- *                   READ_BIAS lock are calls into the library.
+ *                   Process-private locks only.  An uncontended read
+ *                   pair of a READ_BIAS lock is inline too: two plain
+ *                   stores and a fence into the thread's own slot, and
+ *                   one plain store out of it.
  *   FL_PSHARED      the lock is in memory shared between processes.
  *
  * Recursion: a thread may hold several read locks on one fl_rwsem_t, but a
@@ -126,7 +132,9 @@ typedef struct fl_rwsem {
  * (FL_PSHARED, FL_RWSEM_PREFER_READER or FL_RWSEM_PREFER_WRITER,
  * FL_RWSEM_READ_BIAS).  Needed only for a mode other than the default:
  * a zero-filled fl_rwsem_t is already an unlocked, fair, private lock.
- * Must not run while any thread uses s.
+ * Must not run while any thread uses s; other threads must learn of s
+ * through something that orders memory (a lock, thread creation, a
+ * release store), as for pthread_rwlock_init.
  * Errors: EINVAL for an unknown flag, both preferences at once, or
  * FL_RWSEM_READ_BIAS with FL_PSHARED (the readers' table is per process).  */
 FL_EXPORT int fl_rwsem_init(fl_rwsem_t *s, unsigned flags);
@@ -194,21 +202,51 @@ static inline int fl_rwsem_up_write(fl_rwsem_t *s);
  * Errors: EPERM if the calling thread does not hold s for writing.  */
 FL_EXPORT int fl_rwsem_downgrade_write(fl_rwsem_t *s);
 
-/* fl_rwsem_set_handoff_ns: how long a waiter in the fair mode waits
- * before it turns phase-fair hand-off on, in nanoseconds (default
- * 1000000, 1 ms); 0 turns it on at a waiter's first sleep.  Process-wide;
- * waiters read it as they start to wait.  Errors: EINVAL if ns < 0.  */
+/* fl_rwsem_set_handoff_ns: how long waiters in the fair mode wait before
+ * phase-fair hand-off is due, in nanoseconds (default 1000000, 1 ms),
+ * counted from when the first of them queued; 0 makes it due at once.
+ * Process-wide; waiters read it as they start to wait (for FL_PSHARED,
+ * the bound of the process whose thread queued first applies).
+ * Errors: EINVAL if ns < 0.  */
 FL_EXPORT int fl_rwsem_set_handoff_ns(int32_t ns);
 
 /* ------------------------------------------------------------------ */
 /* What the inline functions call: not for direct use.                 */
 /* ------------------------------------------------------------------ */
 
-/* The calling thread's kernel TID, cached; -1 until first needed.  The
- * write fastpaths record it in s->owner and check it on release.  */
-FL_EXPORT extern __thread int32_t fl_rwsem_self
+/* READ_BIAS (src/rwsem/bias.c): each thread that reads a READ_BIAS lock
+ * owns a row of FL_RWSEM_BIAS_SLOTS slots in a process-wide table, one
+ * cache line that only it writes.  A slot names a lock the thread holds
+ * for reading through the table (id: the lock's bias_id, 0 for a free
+ * slot; the sign bit is set by a writer that sleeps until it changes) and
+ * how many times (depth).  The inline fastpaths use only the lock's home
+ * slot, bias_id modulo FL_RWSEM_BIAS_SLOTS, and only at depth 1; the
+ * library also uses the others.  */
+struct fl_rwsem_bias_slot {
+  int32_t id;
+  int32_t depth;
+};
+#define FL_RWSEM_BIAS_SLOTS 8
+/* The bias word: bit 0, readers may use the table now (the rest of it:
+ * bias.c).  */
+#define FL_RWSEM_BIAS_ON 0x1
+
+/* What the fastpaths know of the calling thread, in one TLS block.
+ * tid: its kernel TID, -1 until first needed; down_write records it in
+ * s->owner and up_write checks it there.  free_count: what down_write's
+ * cmpxchg expects in the count word of a free lock: 0 once tid is known,
+ * FL_RWSEM_NO_TID (a bit no count word ever has) until then, so that a
+ * thread's first down_write goes to the slowpath, which learns the TID.
+ * bias_row: the thread's row of READ_BIAS slots, NULL until its first
+ * read of a READ_BIAS lock (which then goes to the library).  */
+struct fl_rwsem_thread {
+  int32_t free_count;
+  int32_t tid;
+  struct fl_rwsem_bias_slot *bias_row;
+};
+FL_EXPORT extern __thread struct fl_rwsem_thread fl_rwsem_thread
   __attribute__((tls_model("initial-exec")));
-FL_EXPORT int32_t fl_rwsem_self_slowpath(void);
+#define FL_RWSEM_NO_TID 0x40
 
 /* old: the count word before the fastpath's atomic.  */
 FL_EXPORT int fl_rwsem_down_read_slowpath(fl_rwsem_t *s, int32_t old, int how);
@@ -216,18 +254,80 @@ FL_EXPORT int fl_rwsem_up_read_slowpath(fl_rwsem_t *s, int32_t old);
 FL_EXPORT int fl_rwsem_down_write_slowpath(fl_rwsem_t *s, int how);
 FL_EXPORT int fl_rwsem_up_write_slowpath(fl_rwsem_t *s);
 FL_EXPORT int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how);
+FL_EXPORT int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how);
 FL_EXPORT int fl_rwsem_biased_up_read(fl_rwsem_t *s);
 
 /* The fastpaths themselves.  */
 
+/* down_read of a READ_BIAS lock (s->bias != 0), BRAVO-style: announce
+ * the read lock in our own slot, then check that the bias is still on.
+ * This is half of a Dekker handshake with the writer, which turns the
+ * bias off, fences, and then scans every row for the lock's id:
+ *   reader: store slot = id;  smp_mb;  load bias  (on: we hold the lock)
+ *   writer: store bias = off; smp_mb;  load slots (id: wait for it)
+ * With a full fence on each side between the store and the load, at least
+ * one of the two loads sees the other's store: either we see "off" and
+ * retreat to the count word, or the writer sees our slot and waits until
+ * we clear it.  The fence is the only locked instruction of the pair on
+ * x86 (a "lock add" to the stack); the slot's line is written by nobody
+ * but us.  Anything else (no row yet, the home slot busy, a recursive
+ * read, the bias off) goes to the library.  */
+static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
+{
+  struct fl_rwsem_bias_slot *row = fl_rwsem_thread.bias_row;
+  int32_t id = fl_load_relaxed(&s->bias_id);
+  struct fl_rwsem_bias_slot *e;
+
+  if (!(bias & FL_RWSEM_BIAS_ON) || row == NULL)
+    return fl_rwsem_biased_down_read(s, how);
+  e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
+  if (fl_load_relaxed(&e->id) != 0)
+    return fl_rwsem_biased_down_read(s, how);
+  fl_store_relaxed(&e->depth, 1);
+  /* Release: a writer that finds this slot holding our id, after the
+   * slot held another lock, has seen that lock's release (entry_wait in
+   * bias.c reads the slot with acquire).  */
+  fl_store_release(&e->id, id);
+  /* Store->load: the slot before the look at the bias (above).  */
+  fl_smp_mb();
+  /* Acquire: the critical section sees what the writers before the bias
+   * came back on released (the restorer's release of the bias word).  */
+  if (__builtin_expect((fl_load_acquire(&s->bias) & FL_RWSEM_BIAS_ON) != 0, 1))
+    return 0;
+  return fl_rwsem_biased_retreat(s, how);
+}
+
+/* up_read of a READ_BIAS lock: a plain release store empties the home
+ * slot when it holds the lock once and no writer sleeps on it (the sign
+ * bit); the library does the rest (depth, other slots, the count word,
+ * waking a writer).  Release: the critical section stays before the
+ * store, and a writer that sees the slot empty (acquire) sees it all.  A
+ * writer that marks the slot between our load and our store is not
+ * woken by us: it polls (bias.c), so it waits a little longer, never
+ * for ever.  */
+static inline int fl_rwsem_bias_up_read(fl_rwsem_t *s)
+{
+  struct fl_rwsem_bias_slot *row = fl_rwsem_thread.bias_row;
+  int32_t id = fl_load_relaxed(&s->bias_id);
+  struct fl_rwsem_bias_slot *e;
+
+  if (row == NULL)
+    return fl_rwsem_biased_up_read(s);
+  e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
+  if (fl_load_relaxed(&e->id) != id || fl_load_relaxed(&e->depth) != 1)
+    return fl_rwsem_biased_up_read(s);
+  fl_store_release(&e->id, 0);
+  return 0;
+}
+
 static inline int fl_rwsem_raw_down_read(fl_rwsem_t *s, int how)
 {
-  int32_t old;
+  int32_t old, bias = fl_load_relaxed(&s->bias);
 
   /* Non-zero only for a READ_BIAS lock, whose readers must not write the
    * count word's line.  A relaxed load: the bias path orders itself.  */
-  if (fl_load_relaxed(&s->bias) != 0)
-    return fl_rwsem_biased_down_read(s, how);
+  if (bias != 0)
+    return fl_rwsem_bias_down_read(s, bias, how);
   /* Acquire: the critical section may not start before the reader is
    * counted, and must see what the last writer released.  */
   old = fl_atomic_fetch_add_acquire(&s->count, FL_RWSEM_READER);
@@ -241,7 +341,7 @@ static inline int fl_rwsem_raw_up_read(fl_rwsem_t *s)
   int32_t old;
 
   if (fl_load_relaxed(&s->bias) != 0)
-    return fl_rwsem_biased_up_read(s);
+    return fl_rwsem_bias_up_read(s);
   /* Release: the critical section's loads and stores stay before it.
    * old < READER (signed) catches both "waiters" (the sign bit) and "no
    * reader to release" (an empty reader field): the slowpath tells them
@@ -254,20 +354,20 @@ static inline int fl_rwsem_raw_up_read(fl_rwsem_t *s)
 
 static inline int fl_rwsem_raw_down_write(fl_rwsem_t *s, int how)
 {
-  int32_t self;
-
-  /* Acquire, for the same reason as down_read.  Anything but a count of
-   * exactly 0 (readers, a writer, waiters, flags, a READ_BIAS that must be
-   * revoked) fails here and is sorted out by the slowpath.  */
-  if (__builtin_expect(fl_atomic_cmpxchg_acquire(&s->count, 0,
-                                                 FL_RWSEM_WRITER) != 0, 0))
+  /* Acquire, for the same reason as down_read.  Any count but a free
+   * lock's (readers, a writer, waiters, flags, a READ_BIAS to revoke)
+   * fails here and goes to the slowpath; so does every count while the
+   * thread does not know its TID (free_count is FL_RWSEM_NO_TID then).
+   * free_count is read twice rather than kept in a register: that saves
+   * a copy, and only this thread ever writes it.  */
+  if (__builtin_expect(fl_atomic_cmpxchg_acquire(&s->count,
+                                                 fl_rwsem_thread.free_count,
+                                                 FL_RWSEM_WRITER) !=
+                       fl_rwsem_thread.free_count, 0))
     return fl_rwsem_down_write_slowpath(s, how);
   /* Only the holder writes owner; others read it only to check their own
    * TID against it, so a plain store does.  */
-  self = fl_rwsem_self;
-  if (__builtin_expect(self < 0, 0))
-    self = fl_rwsem_self_slowpath();
-  fl_store_relaxed(&s->owner, self);
+  fl_store_relaxed(&s->owner, fl_rwsem_thread.tid);
   return 0;
 }
 
@@ -277,7 +377,7 @@ static inline int fl_rwsem_raw_up_write(fl_rwsem_t *s)
    * taking the lock and clear it before releasing it, and nobody else
    * writes our TID there.  A thread that never took a write lock has -1,
    * which no owner ever is.  */
-  if (__builtin_expect(fl_load_relaxed(&s->owner) != fl_rwsem_self, 0))
+  if (__builtin_expect(fl_load_relaxed(&s->owner) != fl_rwsem_thread.tid, 0))
     return EPERM;
   fl_store_relaxed(&s->owner, 0);
   /* Release (it also keeps the owner store above before the unlock).  The

@@ -32,7 +32,7 @@
 static int write_held_by_me(const fl_rwsem_t *s)
 {
   return (fl_load_relaxed(&s->count) & FL_RWSEM_WRITER) &&
-         fl_load_relaxed(&s->owner) == fl_rwsem_self;
+         fl_load_relaxed(&s->owner) == fl_rwsem_thread.tid;
 }
 
 static int read_held_by_me(const fl_rwsem_t *s)
@@ -143,7 +143,7 @@ int fl_rwsem_downgrade_write(fl_rwsem_t *s)
 {
   int rc;
 
-  if (fl_load_relaxed(&s->owner) != fl_rwsem_self)
+  if (fl_load_relaxed(&s->owner) != fl_rwsem_thread.tid)
     return EPERM;
   FL_VG_RWLOCK_RELEASED(s, 1);
   FL_TSAN_PRE_UNLOCK(s, 0);
@@ -184,7 +184,7 @@ int fl_rwsem_tool_up_write(fl_rwsem_t *s)
 {
   int rc;
 
-  if (fl_load_relaxed(&s->owner) != fl_rwsem_self)
+  if (fl_load_relaxed(&s->owner) != fl_rwsem_thread.tid)
     return EPERM;
   FL_VG_RWLOCK_RELEASED(s, 1);
   FL_TSAN_PRE_UNLOCK(s, 0);

@@ -16,8 +16,10 @@
  * needs atomic read-modify-writes anyway (or rseq).  Here each thread
  * owns one row of the table, one cache line that only it writes; a lock
  * costs 8 bytes of its object (the bias word and its id); a reader does
- * one store into its own line and one store-load fence, and up_read one
- * exchange on its own line.  A writer pays instead: it scans the rows of
+ * two stores into its own line and one store-load fence, and up_read one
+ * plain store there, both inline in <fastlock/rwsem.h> for the lock's
+ * home entry (its id modulo ROW_ENTRIES); the other entries, recursion
+ * and everything else are here.  A writer pays instead: it scans the rows of
  * the threads that exist (one line each) and waits for the readers it
  * finds.  BRAVO hashes (thread, lock) into one shared table, where two
  * readers can collide on a slot and one falls back; with a row per thread
@@ -50,7 +52,16 @@
  * bias stays off to INHIBIT_FACTOR times what revoking took, so that
  * revocation costs writers at most about a tenth of their time; a reader
  * that holds the lock through the count word after that time turns the
- * bias on again.  */
+ * bias on again, unless waiters are queued (their turn comes first).
+ *
+ * Waking the writer.  A writer that has spun REVOKE_SPIN times on an
+ * entry marks it (ENTRY_SLEEPER) and sleeps on it.  The library's up_read
+ * empties an entry with an exchange and wakes a marked one; the inline
+ * up_read empties it with a plain store when it saw no mark, so a mark
+ * set between its load and its store is wiped without a wake.  The
+ * futex then either sees the changed word and does not sleep, or sleeps
+ * until REVOKE_POLL_NS passes: the writer looks again at least that often,
+ * so such a race costs it a fraction of a millisecond, never a hang.  */
 #include "config.h"
 
 #include "rwsem/rwsem-internal.h"
@@ -65,7 +76,7 @@
 #include <stddef.h>
 
 #define ROWS 256
-#define ROW_ENTRIES 8
+#define ROW_ENTRIES FL_RWSEM_BIAS_SLOTS
 /* Set in an entry's id by a writer that sleeps until the entry changes. */
 #define ENTRY_SLEEPER INT32_MIN
 #define TICK_SHIFT 10
@@ -74,22 +85,30 @@
 #define INHIBIT_FACTOR 9
 #define INHIBIT_MAX (1u << 20)   /* ticks: about a second */
 #define REVOKE_SPIN 100
-
-struct entry {
-  int32_t id;
-  int32_t depth;
-};
+/* A writer sleeping on an entry looks again at least this often: the
+ * inline up_read empties the entry with a plain store, and does not wake
+ * a writer that marked the entry just after it looked.  */
+#define REVOKE_POLL_NS 200000
 
 /* One cache line, written only by the thread that owns it.  */
 struct row {
-  struct entry e[ROW_ENTRIES];
+  struct fl_rwsem_bias_slot e[ROW_ENTRIES];
 } __attribute__((aligned(64)));
 
 static struct row rows[ROWS];
 static int32_t rows_used[ROWS / 32];   /* bitmap of rows owned by a thread */
 static int32_t rows_high;              /* rows[rows_high..] were never used */
 static int32_t last_id;
-static __thread struct row *my_row;
+/* The calling thread's row (NULL: none yet), kept in the TLS block of
+ * <fastlock/rwsem.h>, where the inline fastpaths find it.  */
+static struct row *my_row(void)
+{
+  struct fl_rwsem_bias_slot *e = fl_rwsem_thread.bias_row;
+
+  if (e == NULL)
+    return NULL;
+  return &rows[((uintptr_t)e - (uintptr_t)rows) / sizeof rows[0]];
+}
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static pthread_key_t row_key;
 
@@ -134,7 +153,7 @@ static void row_release(void *p)
   uint32_t i = (uint32_t)(r - rows);
   int j;
 
-  my_row = NULL;
+  fl_rwsem_thread.bias_row = NULL;
   for (j = 0; j < ROW_ENTRIES; j++)
     if (fl_load_relaxed(&r->e[j].id) != 0)
       return;   /* it still holds read locks through the row: keep it */
@@ -155,17 +174,17 @@ static struct row *row_claim(int32_t i)
       break;
     high = seen;
   }
-  my_row = &rows[i];
-  pthread_setspecific(row_key, my_row);
-  return my_row;
+  fl_rwsem_thread.bias_row = rows[i].e;
+  pthread_setspecific(row_key, &rows[i]);
+  return &rows[i];
 }
 
 static struct row *row_get(void)
 {
   int i;
 
-  if (my_row != NULL)
-    return my_row;
+  if (my_row() != NULL)
+    return my_row();
   pthread_once(&table_once, table_setup);
   for (i = 0; i < ROWS / 32; i++) {
     int32_t used = fl_load_relaxed(&rows_used[i]);
@@ -185,7 +204,7 @@ static struct row *row_get(void)
 }
 
 /* The entry of r that holds the lock named id (the sleeper bit aside).  */
-static struct entry *row_find(struct row *r, int32_t id)
+static struct fl_rwsem_bias_slot *row_find(struct row *r, int32_t id)
 {
   int j;
 
@@ -195,17 +214,28 @@ static struct entry *row_find(struct row *r, int32_t id)
   return NULL;
 }
 
-static struct entry *row_free_entry(struct row *r)
+/* Where the caller reads the lock id through row r: the entry that holds
+ * it already (a recursive read must not queue behind a writer that waits
+ * for that entry), else its home entry (where the inline fastpaths look)
+ * if free, else the first free one; NULL if the row is full of other
+ * locks.  */
+static struct fl_rwsem_bias_slot *row_slot(struct row *r, int32_t id)
 {
+  struct fl_rwsem_bias_slot *e = row_find(r, id);
+  struct fl_rwsem_bias_slot *home = &r->e[id & (ROW_ENTRIES - 1)];
   int j;
 
+  if (e != NULL)
+    return e;
+  if (fl_load_relaxed(&home->id) == 0)
+    return home;
   for (j = 0; j < ROW_ENTRIES; j++)
     if (fl_load_relaxed(&r->e[j].id) == 0)
       return &r->e[j];
   return NULL;
 }
 
-static void entry_clear(struct entry *e)
+static void entry_clear(struct fl_rwsem_bias_slot *e)
 {
   /* Release: our critical section happens before the writer that sees
    * the entry empty.  An exchange, to see at the same time whether that
@@ -225,7 +255,11 @@ static void bias_restore(fl_rwsem_t *s)
   int32_t b = fl_load_relaxed(&s->bias);
   uint32_t left;
 
-  if (b & FL_RWSEM_BIAS_ON)
+  /* Not while anybody is queued either: readers in the table pass every
+   * queue, hand-off included, so the bias would let them overtake the
+   * writers waiting now.  The first reader after the queue empties turns
+   * it back on.  */
+  if ((b & FL_RWSEM_BIAS_ON) || (fl_load_relaxed(&s->count) & FL_RWSEM_WAITERS))
     return;
   /* Ticks left, modulo 2^30: a time that has passed reads as more than
    * any inhibition can be.  */
@@ -243,12 +277,11 @@ int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 {
   struct row *r = row_get();
   int32_t id = fl_load_relaxed(&s->bias_id);
-  struct entry *e;
+  struct fl_rwsem_bias_slot *e;
   int rc;
 
-  if (r != NULL) {
-    e = row_find(r, id);
-    if (e != NULL) {
+  if (r != NULL && (e = row_slot(r, id)) != NULL) {
+    if (fl_load_relaxed(&e->id) != 0) {
       /* Held through the table already: a writer waits for this entry
        * anyway, so going in again cannot make anything worse.  */
       int32_t depth = fl_load_relaxed(&e->depth);
@@ -257,8 +290,7 @@ int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
       fl_store_relaxed(&e->depth, depth + 1);
       return 0;
     }
-    if ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_ON) &&
-        (e = row_free_entry(r)) != NULL) {
+    if (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_ON) {
       fl_store_relaxed(&e->depth, 1);
       /* Release: a writer that later finds another id here has seen our
        * earlier entry go (see entry_wait).  */
@@ -285,13 +317,27 @@ int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how)
   return fl_rwsem_bias_lock_read(s, &w);
 }
 
+/* The inline down_read announced itself in its home entry and then found
+ * the bias off: take the entry back and use the count word.  */
+int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how)
+{
+  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  int rc;
+
+  entry_clear(&my_row()->e[fl_load_relaxed(&s->bias_id) & (ROW_ENTRIES - 1)]);
+  rc = fl_rwsem_count_down_read(s, &w);
+  if (rc == 0)
+    bias_restore(s);
+  return rc;
+}
+
 int fl_rwsem_biased_up_read(fl_rwsem_t *s)
 {
-  struct entry *e = NULL;
+  struct fl_rwsem_bias_slot *e = NULL;
   int32_t depth;
 
-  if (my_row != NULL)
-    e = row_find(my_row, fl_load_relaxed(&s->bias_id));
+  if (my_row() != NULL)
+    e = row_find(my_row(), fl_load_relaxed(&s->bias_id));
   if (e == NULL)
     return fl_rwsem_count_up_read(s);
   depth = fl_load_relaxed(&e->depth);
@@ -303,7 +349,7 @@ int fl_rwsem_biased_up_read(fl_rwsem_t *s)
 
 int fl_rwsem_bias_held(const fl_rwsem_t *s)
 {
-  return my_row != NULL && row_find(my_row, fl_load_relaxed(&s->bias_id)) != NULL;
+  return my_row() != NULL && row_find(my_row(), fl_load_relaxed(&s->bias_id)) != NULL;
 }
 
 int fl_rwsem_bias_readers(const fl_rwsem_t *s)
@@ -322,8 +368,11 @@ int fl_rwsem_bias_readers(const fl_rwsem_t *s)
 /* ------------------------------------------------------------------ */
 
 /* Wait until e no longer names the lock id.  */
-static int entry_wait(struct entry *e, int32_t id, const struct fl_rwsem_wait *w)
+static int entry_wait(struct fl_rwsem_bias_slot *e, int32_t id,
+                      const struct fl_rwsem_wait *w)
 {
+  struct timespec poll;
+  const struct timespec *until;
   int spin;
 
   for (spin = 0;; spin++) {
@@ -345,8 +394,12 @@ static int entry_wait(struct entry *e, int32_t id, const struct fl_rwsem_wait *w
         continue;
       v |= ENTRY_SLEEPER;
     }
-    if (fl_futex_wait((uint32_t *)&e->id, (uint32_t)v, 0, w->clock,
-                      w->abstime) == ETIMEDOUT)
+    poll = fl_deadline_after_ns(w->clock, REVOKE_POLL_NS);
+    until = &poll;
+    if (w->abstime != NULL && !fl_rwsem_after(w->abstime, &poll))
+      until = w->abstime;
+    if (fl_futex_wait((uint32_t *)&e->id, (uint32_t)v, 0, w->clock, until) ==
+        ETIMEDOUT && until == w->abstime)
       return ETIMEDOUT;
   }
 }

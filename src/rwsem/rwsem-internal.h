@@ -36,6 +36,13 @@ struct fl_rwsem_wait {
   const struct timespec *abstime;   /* NULL unless how is FL_RWSEM_TIMED */
 };
 
+/* Is time a later than time b?  */
+static inline int fl_rwsem_after(const struct timespec *a, const struct timespec *b)
+{
+  return a->tv_sec > b->tv_sec ||
+         (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
 /* The read and write acquisitions through the count word, fastpath
  * included, for the out-of-line callers (timed, READ_BIAS fallbacks).  */
 int fl_rwsem_count_down_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w);
@@ -52,7 +59,7 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s);
 int32_t fl_rwsem_self_get(void);
 
 /* READ_BIAS (bias.c).  The bias word (s->bias): */
-#define FL_RWSEM_BIAS_ON 0x1     /* readers may use the table */
+/* FL_RWSEM_BIAS_ON 0x1 (<fastlock/rwsem.h>): readers may use the table */
 #define FL_RWSEM_BIAS_MODE 0x2   /* s is a READ_BIAS lock (never cleared) */
 
 /* Give a new READ_BIAS lock its name in the table.  */

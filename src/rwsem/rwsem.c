@@ -19,7 +19,11 @@
  *                         borrow flips it until the undo flips it back
  *                         (the undo then also does the release work a
  *                         writer may have skipped meanwhile: see below).
- *   bits 13..6   zero.
+ *   bits 13..7   zero.
+ *   bit  6       never set.  A thread that does not know its TID yet
+ *                expects it (FL_RWSEM_NO_TID) in down_write's cmpxchg, so
+ *                that its first down_write fails into the slowpath, which
+ *                learns the TID that the fastpath records in owner.
  *   bit  5       BIASED   READ_BIAS is on (bias.c): readers are in the
  *                         table, not here, so a writer that gets WRITER
  *                         must revoke the bias before entering.  Its only
@@ -31,10 +35,12 @@
  *                         them to look (under qlock) takes it over.
  *   bit  3       WWAIT    writers are queued.
  *   bit  2       RWAIT    readers are queued.
- *   bit  1       HANDOFF  a queued waiter (fair mode) has waited longer
- *                         than the hand-off bound: nobody takes the lock
- *                         past the queue any more, and each release hands
- *                         it on, phase by phase, until the queue is empty.
+ *   bit  1       HANDOFF  hand-off is due (fair mode): the queue has
+ *                         waited longer than the bound, or been passed
+ *                         BARGE_MAX times (see mode below).  Nobody takes
+ *                         the lock past the queue any more, and each
+ *                         release hands it on, phase by phase, until the
+ *                         queue is empty.
  *   bit  0       WRITER   a writer holds the lock.
  *
  * 0 is an unlocked lock nobody waits for: down_write's one cmpxchg wants
@@ -73,7 +79,15 @@
  *           lock: written by the holder only, after taking and before
  *           releasing, so "owner == my TID" means "I hold it" for EDEADLK
  *           and EPERM.  TIDs are unique across processes: FL_PSHARED too.
- *   mode    the flags of fl_rwsem_init.
+ *   mode    bits 0 and 11..8 the flags of fl_rwsem_init; bits 31..12
+ *           when hand-off becomes due for the waiters queued now
+ *           (start_wait), written under qlock; bits 7..1 how many times
+ *           threads that were not queued took the lock past the queue
+ *           since it formed (count_barge), up to BARGE_MAX.  Any thread
+ *           that comes to a slowpath while waiters are queued checks both
+ *           (handoff_due), so that hand-off starts once the queue has
+ *           been passed BARGE_MAX times or waited past the bound, even
+ *           when the waiter cannot get a CPU to start it itself.
  *   bias, bias_id   READ_BIAS: see bias.c.
  *
  * NO LOST WAKE-UPS
@@ -95,7 +109,8 @@
  * read-held: queued readers are admitted as one batch (a grant); a queued
  * writer is either woken to compete for the lock again (as long as
  * HANDOFF is off: this keeps the lock busy while the writer wakes up) or,
- * with HANDOFF on, given the lock (WGRANT).  Which class goes next: fair,
+ * with HANDOFF on, given the lock (WGRANT).  Under HANDOFF new waiters
+ * sleep without a bound of their own.  Which class goes next: fair,
  * after a writer the readers, after readers a writer; PREFER_READER the
  * readers whenever some wait; PREFER_WRITER a writer whenever one waits.
  * Readers that find a reader phase in progress join it unless a writer
@@ -131,6 +146,16 @@
 #define READERS FL_RWSEM_READERS
 #define WAITER_BITS ((uint32_t)WAITERS | RWAIT | WWAIT | HANDOFF)
 
+/* s->mode: the flags of fl_rwsem_init in bits 0 and 8-11, the barge
+ * count in bits 1-7 (count_barge), the hand-off due time above
+ * (due_after_ns).  */
+#define MODE_FLAGS 0xf01u
+#define MODE_BARGES 0xfeu
+#define MODE_DUE 0xfffff000u
+#define BARGE_ONE 0x2
+#define BARGE_MAX 8
+#define DUE_SHIFT 12
+
 #define SPIN_MAX 100
 #define SPIN_STALE 20
 
@@ -157,14 +182,16 @@ int fl_rwsem_set_handoff_ns(int32_t ns)
 /* The calling thread's TID.                                           */
 /* ------------------------------------------------------------------ */
 
-__thread int32_t fl_rwsem_self __attribute__((tls_model("initial-exec"))) = -1;
+__thread struct fl_rwsem_thread fl_rwsem_thread
+  __attribute__((tls_model("initial-exec"))) = { FL_RWSEM_NO_TID, -1, NULL };
 
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
 /* A child of fork() is a new thread with its parent's cache.  */
 static void self_forget(void)
 {
-  fl_rwsem_self = -1;
+  fl_rwsem_thread.tid = -1;
+  fl_rwsem_thread.free_count = FL_RWSEM_NO_TID;
 }
 
 static void self_setup(void)
@@ -172,17 +199,14 @@ static void self_setup(void)
   pthread_atfork(NULL, NULL, self_forget);
 }
 
-int32_t fl_rwsem_self_slowpath(void)
-{
-  pthread_once(&self_once, self_setup);
-  fl_rwsem_self = (int32_t)syscall(SYS_gettid);
-  return fl_rwsem_self;
-}
-
 int32_t fl_rwsem_self_get(void)
 {
-  int32_t self = fl_rwsem_self;
-  return self >= 0 ? self : fl_rwsem_self_slowpath();
+  if (fl_rwsem_thread.tid < 0) {
+    pthread_once(&self_once, self_setup);
+    fl_rwsem_thread.tid = (int32_t)syscall(SYS_gettid);
+    fl_rwsem_thread.free_count = 0;
+  }
+  return fl_rwsem_thread.tid;
 }
 
 /* ------------------------------------------------------------------ */
@@ -207,7 +231,7 @@ static int fair(const fl_rwsem_t *s)
 /* The write holder is the caller.  */
 static int writer_is_me(const fl_rwsem_t *s, int32_t c)
 {
-  return (c & WRITER) && fl_load_relaxed(&s->owner) == fl_rwsem_self;
+  return (c & WRITER) && fl_load_relaxed(&s->owner) == fl_rwsem_thread.tid;
 }
 
 /* May a reader that is not yet counted come in on count c?  */
@@ -234,12 +258,6 @@ static int writer_may_take(const fl_rwsem_t *s, int32_t c)
 static int lock_free(int32_t c)
 {
   return !(c & WRITER) && READERS(c) == 0;
-}
-
-static int after_deadline(const struct timespec *a, const struct timespec *b)
-{
-  return a->tv_sec > b->tv_sec ||
-         (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
 }
 
 static void wake(fl_rwsem_t *s, int ps, int what)
@@ -310,17 +328,39 @@ static int32_t bits_delta(int32_t c, uint32_t want)
   return (int32_t)(want - ((uint32_t)c & WAITER_BITS));
 }
 
+/* The lock's hand-off due time, in the top bits of s->mode (the flags
+ * keep the low DUE_SHIFT ones): CLOCK_MONOTONIC nanoseconds modulo 2^32,
+ * rounded down to 4096 ns.  It wraps every 4.3 s: a due time more than
+ * about 2 s old reads as not due yet, and then the waiter's own timer
+ * (read_wait, write_wait) is what turns hand-off on.  */
+static uint32_t due_after_ns(int64_t ns)
+{
+  return (uint32_t)((uint64_t)(fl_clock_ns(CLOCK_MONOTONIC) + ns) >> DUE_SHIFT)
+         << DUE_SHIFT;
+}
+
+/* Nobody is queued any more: the episode's hand-off due time and barge
+ * count (start_wait) go too, so that a lock nobody waits for is as it was
+ * before anybody waited (a timed waiter that gives up leaves no trace).  */
+static void queue_emptied(fl_rwsem_t *s)
+{
+  fl_store_relaxed(&s->mode, (int32_t)((uint32_t)fl_load_relaxed(&s->mode) & MODE_FLAGS));
+}
+
 /* Bring the waiter bits into line with the queues.  Relaxed: the bits are
  * ours (qlock), and the count word's own modification order is all that
  * the no-lost-wake-up argument needs.  */
 static void sync_waiter_bits(fl_rwsem_t *s)
 {
   int32_t c = fl_load_relaxed(&s->count);
-  int32_t d = bits_delta(c, waiter_bits(c,
-                                        FL_RWSEM_QUEUED(fl_load_relaxed(&s->rwait)),
-                                        FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait))));
+  uint32_t nr = FL_RWSEM_QUEUED(fl_load_relaxed(&s->rwait));
+  uint32_t nw = FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait));
+  int32_t d = bits_delta(c, waiter_bits(c, nr, nw));
+
   if (d != 0)
     fl_atomic_fetch_add_relaxed(&s->count, d);
+  if (nr + nw == 0)
+    queue_emptied(s);
 }
 
 /* Admit all nr queued readers on count c (no writer in it).  Returns
@@ -339,6 +379,8 @@ static int grant_readers(fl_rwsem_t *s, int32_t c, uint32_t nr, uint32_t nw)
    * generation (acquire) holds the lock, with what we saw.  */
   rw = fl_load_relaxed(&s->rwait);
   fl_store_release(&s->rwait, (int32_t)(((uint32_t)rw & 0xffff0000u) + 0x10000u));
+  if (nw == 0)
+    queue_emptied(s);
   return WAKE_READERS;
 }
 
@@ -351,8 +393,11 @@ static int grant_writer(fl_rwsem_t *s, int32_t c, uint32_t nr, uint32_t nw)
   if (fl_atomic_cmpxchg_acq_rel(&s->count, c, want) != c)
     return 0;
   /* One writer fewer queued (the one that will claim WGRANT), and a new
-   * sequence, which also tells the queued writers the grant is theirs. */
-  fl_atomic_fetch_add_release(&s->wwait, 0x10000 - 1);
+   * sequence, which also tells the queued writers the grant is theirs.
+   * Relaxed: they look at both under qlock, which orders them.  */
+  fl_atomic_fetch_add_relaxed(&s->wwait, 0x10000 - 1);
+  if (nr + nw == 1)
+    queue_emptied(s);
   return WAKE_WRITER;
 }
 
@@ -406,8 +451,9 @@ static int handoff(fl_rwsem_t *s, enum after after)
       woken = grant_writer(s, c, nr, nw);
     } else {
       /* Wake one writer to compete: whoever gets there first may keep the
-       * lock busy meanwhile.  It stays queued until it wins.  */
-      fl_atomic_fetch_add_release(&s->wwait, 0x10000);
+       * lock busy meanwhile.  It stays queued until it wins.  Relaxed:
+       * the new sequence only makes a sleeper look again.  */
+      fl_atomic_fetch_add_relaxed(&s->wwait, 0x10000);
       return WAKE_WRITER;
     }
     if (woken)
@@ -415,17 +461,71 @@ static int handoff(fl_rwsem_t *s, enum after after)
   }
 }
 
-/* The waiter's hand-off bound, or abstime if that comes first.  */
-static const struct timespec *first_deadline(const fl_rwsem_t *s,
-                                             const struct fl_rwsem_wait *w,
-                                             struct timespec *bound)
+/* A waiter queues (qlock held); first: the queue was empty.  The first
+ * waiter of an episode records when hand-off becomes due, so that any
+ * thread that comes to the slowpath later can see it is overdue (the
+ * waiter itself may be runnable but not running: 30 readers on 2 CPUs
+ * keep it off the CPU for tens of milliseconds).  Returns when the
+ * waiter's first sleep ends: its own bound, abstime if that comes first,
+ * or abstime alone.  */
+static const struct timespec *start_wait(fl_rwsem_t *s, int first,
+                                         const struct fl_rwsem_wait *w,
+                                         struct timespec *bound)
 {
-  if (!fair(s))
+  int32_t ns = fl_load_relaxed(&handoff_ns);
+
+  /* Under hand-off the waiter needs no bound of its own: the queue is
+   * served in order, and a timer would let it wake and claim a writer's
+   * grant (write_wait) before the longer-waiting writer that the grant
+   * woke gets a CPU.  */
+  if (!fair(s) || (fl_load_relaxed(&s->count) & HANDOFF))
     return w->abstime;
-  *bound = fl_deadline_after_ns(w->clock, fl_load_relaxed(&handoff_ns));
-  if (w->abstime != NULL && !after_deadline(w->abstime, bound))
+  if (first)
+    fl_store_relaxed(&s->mode, (int32_t)(((uint32_t)fl_load_relaxed(&s->mode) &
+                                          MODE_FLAGS) | due_after_ns(ns)));
+  *bound = fl_deadline_after_ns(w->clock, ns);
+  if (w->abstime != NULL && !fl_rwsem_after(w->abstime, bound))
     return w->abstime;
   return bound;
+}
+
+/* Is hand-off overdue on count c: fair mode, waiters queued since longer
+ * than the bound or passed BARGE_MAX times, hand-off not on yet?
+ * Without qlock the mode word read may be an older episode's: hand-off
+ * then starts early or late, which is harmless (the waiters' own timers
+ * bound "late"), and start_handoff looks again under qlock.  */
+static int handoff_due(const fl_rwsem_t *s, int32_t c)
+{
+  uint32_t m;
+
+  if ((c & (WAITERS | HANDOFF)) != WAITERS)
+    return 0;
+  m = (uint32_t)fl_load_relaxed(&s->mode);
+  if (m & (FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER))
+    return 0;
+  return (m & MODE_BARGES) >= BARGE_MAX * BARGE_ONE ||
+         (int32_t)(due_after_ns(0) - (m & MODE_DUE)) >= 0;
+}
+
+/* A thread that is not queued took the lock past queued waiters.  Each
+ * such pass lets the passer do one more critical section while the
+ * waiters do none: after BARGE_MAX of them, hand-off is due (on 2 CPUs a
+ * running thread can pass a sleeping waiter thousands of times within
+ * the time bound).  A compare-and-swap, so the count cannot run into the
+ * flags above it; a reset (start_wait, queue_emptied) may overwrite an
+ * increment: the count is a bound, not a tally.  */
+static void count_barge(fl_rwsem_t *s)
+{
+  int32_t m = fl_load_relaxed(&s->mode);
+
+  if ((uint32_t)m & (FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER))
+    return;   /* passing the queue is what these modes are for */
+  while (((uint32_t)m & MODE_BARGES) < BARGE_MAX * BARGE_ONE) {
+    int32_t seen = fl_atomic_cmpxchg_relaxed(&s->mode, m, m + BARGE_ONE);
+    if (seen == m)
+      return;
+    m = seen;
+  }
 }
 
 /* A waiter waited past the bound: turn hand-off on (qlock held) and pass
@@ -435,6 +535,20 @@ static int starving(fl_rwsem_t *s)
   if (!(fl_load_relaxed(&s->count) & HANDOFF))
     fl_atomic_fetch_add_relaxed(&s->count, HANDOFF);
   return handoff(s, AFTER_NONE);
+}
+
+/* A thread that is not queued found hand-off overdue: turn it on for the
+ * waiters, unless the queue emptied meanwhile.  */
+static void start_handoff(fl_rwsem_t *s)
+{
+  int ps = pshared(s);
+  int w = 0;
+
+  q_lock(s, ps);
+  if (handoff_due(s, fl_load_relaxed(&s->count)))
+    w = starving(s);
+  q_unlock(s, ps);
+  wake(s, ps, w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -479,8 +593,15 @@ static int read_settle(fl_rwsem_t *s, int32_t c, int how)
     read_back_out(s, 0);
     return how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
   }
-  if (reader_may_stay(s, c))
-    return 0;
+  if (reader_may_stay(s, c)) {
+    if (!handoff_due(s, c)) {
+      if (c & WAITERS)
+        count_barge(s);
+      return 0;
+    }
+    /* A waiter is overdue: hand-off starts now, and we queue too.  */
+    start_handoff(s);
+  }
   read_back_out(s, 0);
   return READ_WAIT;
 }
@@ -516,7 +637,7 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 {
   int ps = pshared(s);
   struct timespec bound;
-  const struct timespec *until = w->abstime;
+  const struct timespec *until;
   uint32_t gen;
   int32_t rw, c;
   int woken = 0, expired = 0, bound_passed = 0, tried = 0, handed = 0, rc;
@@ -527,8 +648,8 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     return EAGAIN;
   }
   gen = FL_RWSEM_SEQ(fl_atomic_fetch_add_relaxed(&s->rwait, 1));
+  until = start_wait(s, !(fl_load_relaxed(&s->count) & WAITERS), w, &bound);
   sync_waiter_bits(s);
-  until = first_deadline(s, w, &bound);
   for (;;) {
     /* qlock held.  Granted?  Every hand-off may grant us, our own
      * included: so this comes first, and we come back here after each.  */
@@ -678,6 +799,17 @@ static int write_grab(fl_rwsem_t *s, int32_t c)
   return 0;
 }
 
+/* write_grab for a thread that is not queued: a pass of queued waiters
+ * is counted.  */
+static int write_barge(fl_rwsem_t *s, int32_t c)
+{
+  if (!write_grab(s, c))
+    return 0;
+  if (fl_load_relaxed(&s->count) & WAITERS)
+    count_barge(s);
+  return 1;
+}
+
 static int write_spin(fl_rwsem_t *s)
 {
   int32_t last = 0;
@@ -688,7 +820,7 @@ static int write_spin(fl_rwsem_t *s)
 
     if (c & HANDOFF)
       break;
-    if (write_grab(s, c))
+    if (write_barge(s, c))
       return 1;
     if (c == last) {
       stale++;
@@ -716,8 +848,8 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     return EAGAIN;
   }
   seq = FL_RWSEM_SEQ(fl_atomic_fetch_add_relaxed(&s->wwait, 1));
+  until = start_wait(s, !(fl_load_relaxed(&s->count) & WAITERS), w, &bound);
   sync_waiter_bits(s);
-  until = first_deadline(s, w, &bound);
   for (;;) {
     int32_t c = fl_load_relaxed(&s->count);
 
@@ -792,7 +924,11 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 
   if (writer_is_me(s, c))
     return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
-  if (!write_grab(s, c)) {
+  if (handoff_due(s, c)) {
+    start_handoff(s);
+    c = fl_load_relaxed(&s->count);
+  }
+  if (!write_barge(s, c)) {
     if (w->how == FL_RWSEM_TRY)
       return EBUSY;
     if (!write_spin(s))
@@ -837,7 +973,7 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
   int32_t old;
   int ps, w;
 
-  if (fl_load_relaxed(&s->owner) != fl_rwsem_self)
+  if (fl_load_relaxed(&s->owner) != fl_rwsem_thread.tid)
     return EPERM;
   fl_store_relaxed(&s->owner, 0);
   /* Release: what we wrote is visible to the readers that join.  */
@@ -880,9 +1016,6 @@ int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
     fl_store_relaxed(&s->count, 0);
     fl_store_relaxed(&s->bias, 0);
   }
-  /* Whoever gets the lock from us (another thread, through memory it
-   * reads after this) sees it initialised.  */
-  fl_smp_wmb();
   return 0;
 }
 
