@@ -4,8 +4,10 @@
  * and the queue; a queued waiter that is not running taken out of the
  * queue by the holder that would make it the head (a phantom node nobody
  * spins on, in the middle and at the tail, and a real waiter stopped in a
- * signal handler, which must queue again when it resumes); a head that
- * never takes the lock, which the waiter behind it must take from it; a
+ * signal handler, which must queue again when it resumes); a signal
+ * handler that queues on a second lock while its thread waits in the
+ * first one's queue, on its thread's next node; a head that never takes
+ * the lock, which the waiter behind it must take from it; a
  * thread with no node left; the registry's reuse of thread indices; and
  * the torture.
  * The FIFO tests make fl_spin_patience infinite (see
@@ -30,20 +32,9 @@
 
 #define TAIL(v) ((int32_t)((uint32_t)(v) >> FL_QSPIN_TAIL_SHIFT))
 
-static int qspin_lock(fl_qspinlock_t *l, int by_name)
-{
-  return by_name ? (fl_qspin_lock)(l) : fl_qspin_lock(l);
-}
+FL_TORTURE_ADAPTERS(qspin, fl_qspinlock_t)
 
-static int qspin_trylock(fl_qspinlock_t *l, int by_name)
-{
-  return by_name ? (fl_qspin_trylock)(l) : fl_qspin_trylock(l);
-}
-
-static int qspin_unlock(fl_qspinlock_t *l, int by_name)
-{
-  return by_name ? (fl_qspin_unlock)(l) : fl_qspin_unlock(l);
-}
+static const struct fl_torture_lock way[2] = FL_TORTURE_WAYS(qspin);
 
 static uint32_t word_of(fl_qspinlock_t *l)
 {
@@ -55,13 +46,13 @@ START_TEST(size_and_words)
   fl_qspinlock_t l = FL_QSPINLOCK_INITIALIZER;
 
   ck_assert_uint_eq(sizeof(fl_qspinlock_t), 4);
-  ck_assert_int_eq(qspin_lock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].lock_fn(&l), 0);
   ck_assert_int_eq(l.word, (int32_t)FL_QSPIN_LOCKED);
-  ck_assert_int_eq(qspin_unlock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].unlock_fn(&l), 0);
   ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(qspin_trylock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].trylock_fn(&l), 0);
   ck_assert_int_eq(l.word, (int32_t)FL_QSPIN_LOCKED);
-  ck_assert_int_eq(qspin_unlock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].unlock_fn(&l), 0);
   ck_assert_int_eq(fl_qspin_destroy(&l), 0);
 }
 END_TEST
@@ -91,12 +82,8 @@ START_TEST(busy_and_bad_unlock)
   size_t k;
 
   ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
-  ck_assert_int_eq(qspin_unlock(&l, _i), EPERM);
-  ck_assert_int_eq(qspin_lock(&l, _i), 0);
-  ck_assert_int_eq(qspin_trylock(&l, _i), EBUSY);
-  ck_assert_int_eq(fl_qspin_destroy(&l), EBUSY);
-  ck_assert_int_eq(qspin_unlock(&l, _i), 0);
-  ck_assert_int_eq(qspin_unlock(&l, _i), EPERM);
+  fl_test_misuse(&way[_i], &l);
+  ck_assert_int_eq(l.word, 0);
 
   /* Unlocked, but with a pending waiter or a queue (words set by hand):
    * the lock is theirs first, and nobody holds it.  Held with them, the
@@ -104,8 +91,8 @@ START_TEST(busy_and_bad_unlock)
    * the race detectors never saw these "holders" take the lock).  */
   for (k = 0; k < sizeof waiting / sizeof waiting[0]; k++) {
     l.word = (int32_t)waiting[k];
-    ck_assert_int_eq(qspin_trylock(&l, _i), EBUSY);
-    ck_assert_int_eq(qspin_unlock(&l, _i), EPERM);
+    ck_assert_int_eq(way[_i].trylock_fn(&l), EBUSY);
+    ck_assert_int_eq(way[_i].unlock_fn(&l), EPERM);
     ck_assert_int_eq(fl_qspin_destroy(&l), EBUSY);
     ck_assert_uint_eq(word_of(&l), waiting[k]);
     l.word = (int32_t)(waiting[k] | FL_QSPIN_LOCKED);
@@ -146,6 +133,7 @@ struct waiter {
   int index;
   int32_t *turn;
   int32_t *order;
+  pthread_t thread;
 };
 
 static void *lock_once(void *p)
@@ -180,14 +168,32 @@ static int seen(void *p)
 
 /* Start w on a new thread and wait until it is the pending waiter
  * (pending) or the new tail; returns the tail.  */
-static int32_t start_waiter(pthread_t *t, struct waiter *w, int pending)
+static int32_t start_waiter(struct waiter *w, int pending)
 {
   struct sight s = { w->lock, TAIL(word_of(w->lock)), pending };
 
   FL_VG_HIDE(&w->done, sizeof w->done);
-  ck_assert_int_eq(pthread_create(t, NULL, lock_once, w), 0);
+  ck_assert_int_eq(pthread_create(&w->thread, NULL, lock_once, w), 0);
   fl_test_wait_until(seen, &s);
   return TAIL(word_of(w->lock));
+}
+
+/* Join the n waiters w, which must each have taken the lock.  */
+static void join_waiters(struct waiter *const w[], int n)
+{
+  int k;
+
+  for (k = 0; k < n; k++) {
+    pthread_join(w[k]->thread, NULL);
+    ck_assert_int_eq(w[k]->rc, 0);
+  }
+}
+
+/* l must be free, with no waiter left: destroy it.  */
+static void destroy_free(fl_qspinlock_t *l)
+{
+  ck_assert_int_eq(l->word, 0);
+  ck_assert_int_eq(fl_qspin_destroy(l), 0);
 }
 
 /* The node code is linked behind: prev's next names it.  */
@@ -211,7 +217,6 @@ START_TEST(fifo_order)
   static fl_qspinlock_t l;
   static int32_t turn, order[FIFO_THREADS];
   struct waiter w[FIFO_THREADS];
-  pthread_t t[FIFO_THREADS];
   int32_t patience = fl_load_relaxed(&fl_spin_patience);
   int round, k;
 
@@ -221,19 +226,16 @@ START_TEST(fifo_order)
     ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
     ck_assert_int_eq(fl_qspin_lock(&l), 0);
     for (k = 0; k < FIFO_THREADS; k++) {
-      w[k] = (struct waiter){ &l, 0, -1, k, &turn, order };
-      start_waiter(&t[k], &w[k], k == 0);
+      w[k] = (struct waiter){ .lock = &l, .rc = -1, .index = k, .turn = &turn, .order = order };
+      start_waiter(&w[k], k == 0);
     }
     ck_assert_int_eq(fl_qspin_unlock(&l), 0);
-    for (k = 0; k < FIFO_THREADS; k++)
-      pthread_join(t[k], NULL);
     for (k = 0; k < FIFO_THREADS; k++) {
-      ck_assert_int_eq(w[k].rc, 0);
+      join_waiters((struct waiter *[]){ &w[k] }, 1);
       ck_assert_msg(order[k] == k, "round %d: thread %d got turn %d", round, k,
                     order[k]);
     }
-    ck_assert_int_eq(l.word, 0);
-    ck_assert_int_eq(fl_qspin_destroy(&l), 0);
+    destroy_free(&l);
   }
   fl_store_relaxed(&fl_spin_patience, patience);
 }
@@ -257,92 +259,50 @@ static struct fl_qnode *enqueue_phantom(fl_qspinlock_t *l, int32_t *code)
 START_TEST(phantom_is_taken_out)
 {
   static fl_qspinlock_t l;
-  struct waiter pend = { &l, 0, -1, 0, NULL, NULL };
+  struct waiter pend = { .lock = &l, .rc = -1 };
   struct waiter head = pend, behind = pend;
   struct fl_qnode *phantom;
-  pthread_t tp, th, tb;
   int32_t code, head_code;
 
   ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
   ck_assert_int_eq(fl_qspin_lock(&l), 0);
-  start_waiter(&tp, &pend, 1);
-  head_code = start_waiter(&th, &head, 0);
+  start_waiter(&pend, 1);
+  head_code = start_waiter(&head, 0);
   phantom = enqueue_phantom(&l, &code);
   ck_assert_int_eq(fl_load_relaxed(&fl_qnode_of(head_code)->next), code);
   if (_i == 0)
-    start_waiter(&tb, &behind, 0);
+    start_waiter(&behind, 0);
   ck_assert_int_eq(fl_qspin_unlock(&l), 0);
-  pthread_join(tp, NULL);
-  pthread_join(th, NULL);
-  if (_i == 0)
-    pthread_join(tb, NULL);
-  ck_assert_int_eq(pend.rc, 0);
-  ck_assert_int_eq(head.rc, 0);
-  ck_assert_int_eq(behind.rc, _i == 0 ? 0 : -1);
+  join_waiters((struct waiter *[]){ &pend, &head, &behind }, _i == 0 ? 3 : 2);
   ck_assert_int_eq(fl_load_acquire(&phantom->state), FL_QNODE_GONE);
   fl_qnode_put();
-  ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(fl_qspin_destroy(&l), 0);
+  destroy_free(&l);
 }
 END_TEST
 
-/* ThreadSanitizer holds an asynchronous signal back until the thread
- * enters its runtime, which a thread waiting in the slowpath never does:
- * no signal could park it.  Those tests run everywhere else.  */
+/* Real waiters stopped while queued (fl_test_park; not under
+ * ThreadSanitizer, see there).  */
 #if !FL_TSAN
-/* A real waiter stopped while queued: a signal handler parks it.  */
-static int32_t parked, unpark;
-
-static void park(int sig)
-{
-  (void)sig;
-  fl_store_release(&parked, 1);
-  while (!fl_load_acquire(&unpark))
-    usleep(1000);
-}
-
-static int is_parked(void *unused)
-{
-  (void)unused;
-  return fl_load_acquire(&parked);
-}
-
-static int is_done(void *p)
-{
-  return fl_load_acquire(&((struct waiter *)p)->done);
-}
-
 START_TEST(preempted_waiter_queues_again)
 {
   static fl_qspinlock_t l;
-  struct waiter pend = { &l, 0, -1, 0, NULL, NULL };
+  struct waiter pend = { .lock = &l, .rc = -1 };
   struct waiter head = pend, stopped = pend, behind = pend;
   struct linked link;
-  struct sigaction sa;
-  pthread_t tp, th, ts, tb;
   int32_t head_code, stopped_code, behind_code;
-
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = park;
-  ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-  fl_store_relaxed(&parked, 0);
-  fl_store_relaxed(&unpark, 0);
-  FL_VG_HIDE(&parked, sizeof parked);
-  FL_VG_HIDE(&unpark, sizeof unpark);
 
   ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
   ck_assert_int_eq(fl_qspin_lock(&l), 0);
-  start_waiter(&tp, &pend, 1);
-  head_code = start_waiter(&th, &head, 0);
-  stopped_code = start_waiter(&ts, &stopped, 0);
+  start_waiter(&pend, 1);
+  head_code = start_waiter(&head, 0);
+  stopped_code = start_waiter(&stopped, 0);
   link = (struct linked){ head_code, stopped_code };
   fl_test_wait_until(is_linked, &link);
-  behind_code = start_waiter(&tb, &behind, 0);
+  behind_code = start_waiter(&behind, 0);
   link = (struct linked){ stopped_code, behind_code };
   fl_test_wait_until(is_linked, &link);
   /* Parked after it linked itself in, it waits in its node's loop.  */
-  pthread_kill(ts, SIGUSR1);
-  fl_test_wait_until(is_parked, NULL);
+  fl_test_park(stopped.thread);
   usleep(20000);
 
   /* The head, once it has the lock, finds the stopped waiter not running
@@ -350,20 +310,76 @@ START_TEST(preempted_waiter_queues_again)
    * behind takes the lock itself.  Either way it does not wait for the
    * stopped one.  */
   ck_assert_int_eq(fl_qspin_unlock(&l), 0);
-  fl_test_wait_until(is_done, &behind);
+  fl_test_wait_until(fl_test_flag_set, &behind.done);
   ck_assert_int_eq(fl_load_acquire(&stopped.done), 0);
-  fl_store_release(&unpark, 1);
-  pthread_join(tp, NULL);
-  pthread_join(th, NULL);
-  pthread_join(ts, NULL);
-  pthread_join(tb, NULL);
-  ck_assert_int_eq(pend.rc, 0);
-  ck_assert_int_eq(head.rc, 0);
-  ck_assert_int_eq(stopped.rc, 0);
-  ck_assert_int_eq(behind.rc, 0);
-  ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(fl_qspin_destroy(&l), 0);
-  signal(SIGUSR1, SIG_DFL);
+  fl_test_unpark();
+  join_waiters((struct waiter *[]){ &pend, &head, &stopped, &behind }, 4);
+  destroy_free(&l);
+}
+END_TEST
+
+/* Wait until l shows a queue, and return its tail.  */
+static int32_t queue_seen(fl_qspinlock_t *l)
+{
+  struct sight s = { l, 0, 0 };
+
+  fl_test_wait_until(seen, &s);
+  return TAIL(word_of(l));
+}
+
+/* A signal handler that queues on a second lock while its thread is
+ * queued on a first takes its thread's next node (nesting level 1).  */
+static fl_qspinlock_t nest_inner;
+static int32_t nest_handler_rc = -1;
+
+static void lock_inner(int sig)
+{
+  (void)sig;
+  fl_store_release(&nest_handler_rc, fl_qspin_lock(&nest_inner));
+  fl_qspin_unlock(&nest_inner);
+}
+
+static int handler_done(void *unused)
+{
+  (void)unused;
+  return fl_load_acquire(&nest_handler_rc) != -1;
+}
+
+START_TEST(signal_handler_queues_on_another_lock)
+{
+  static fl_qspinlock_t outer;
+  struct waiter outer_pend = { .lock = &outer, .rc = -1 };
+  struct waiter queued = outer_pend;
+  struct waiter inner_pend = { .lock = &nest_inner, .rc = -1 };
+  struct sigaction sa;
+  int32_t queued_code;
+
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = lock_inner;
+  ck_assert_int_eq(sigaction(SIGUSR2, &sa, NULL), 0);
+  fl_store_relaxed(&nest_handler_rc, -1);
+  FL_VG_HIDE(&nest_handler_rc, sizeof nest_handler_rc);
+  ck_assert_int_eq(fl_qspin_init(&outer, 0), 0);
+  ck_assert_int_eq(fl_qspin_init(&nest_inner, 0), 0);
+  ck_assert_int_eq(fl_qspin_lock(&outer), 0);
+  ck_assert_int_eq(fl_qspin_lock(&nest_inner), 0);
+  start_waiter(&outer_pend, 1);
+  queued_code = start_waiter(&queued, 0);
+  ck_assert_int_eq(queued_code & 3, 0);
+  start_waiter(&inner_pend, 1);
+
+  /* queued waits on its level-0 node; its handler must queue on the
+   * other lock with level 1.  */
+  pthread_kill(queued.thread, SIGUSR2);
+  ck_assert_int_eq(queue_seen(&nest_inner), queued_code | 1);
+  ck_assert_int_eq(fl_qspin_unlock(&nest_inner), 0);
+  fl_test_wait_until(handler_done, NULL);
+  ck_assert_int_eq(fl_load_acquire(&nest_handler_rc), 0);
+  ck_assert_int_eq(fl_qspin_unlock(&outer), 0);
+  join_waiters((struct waiter *[]){ &outer_pend, &queued, &inner_pend }, 3);
+  destroy_free(&outer);
+  destroy_free(&nest_inner);
+  signal(SIGUSR2, SIG_DFL);
 }
 END_TEST
 #endif
@@ -374,10 +390,9 @@ END_TEST
 START_TEST(waiter_takes_lock_from_absent_head)
 {
   static fl_qspinlock_t l;
-  struct waiter behind = { &l, 0, -1, 0, NULL, NULL };
+  struct waiter behind = { .lock = &l, .rc = -1 };
   struct fl_qnode *phantom;
   struct linked link;
-  pthread_t t;
   int32_t code;
 
   ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
@@ -385,14 +400,12 @@ START_TEST(waiter_takes_lock_from_absent_head)
   phantom = enqueue_phantom(&l, &code);
   ck_assert_int_eq(fl_load_relaxed(&phantom->state), FL_QNODE_HEAD);
   link.prev = code;
-  link.code = start_waiter(&t, &behind, 0);
+  link.code = start_waiter(&behind, 0);
   fl_test_wait_until(is_linked, &link);
   ck_assert_int_eq(fl_qspin_unlock(&l), 0);
-  pthread_join(t, NULL);
-  ck_assert_int_eq(behind.rc, 0);
+  join_waiters((struct waiter *[]){ &behind }, 1);
   ck_assert_int_eq(fl_load_acquire(&phantom->state), FL_QNODE_GONE);
-  ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(fl_qspin_destroy(&l), 0);
+  destroy_free(&l);
   fl_qnode_put();
 }
 END_TEST
@@ -482,10 +495,6 @@ END_TEST
 
 /* ---- torture --------------------------------------------------------- */
 
-static int t_lock(void *l) { return fl_qspin_lock((fl_qspinlock_t *)l); }
-static int t_trylock(void *l) { return fl_qspin_trylock((fl_qspinlock_t *)l); }
-static int t_unlock(void *l) { return fl_qspin_unlock((fl_qspinlock_t *)l); }
-
 /* _i: 0 as configured; 1 with patience infinite (nobody passed over),
  * with 2 threads (see the ticket lock's torture).  */
 START_TEST(torture)
@@ -494,62 +503,45 @@ START_TEST(torture)
   struct fl_torture_lock t = {
     .name = _i == 0 ? "fl_qspinlock_t" : "fl_qspinlock_t, nobody passed over",
     .lock = &l,
-    .lock_fn = t_lock,
-    .trylock_fn = t_trylock,
-    .unlock_fn = t_unlock,
+    FL_TORTURE_OPS(qspin),
     .plain = 1,
     .yield_every = 64,
   };
-  struct fl_torture_report r;
   int32_t patience = fl_load_relaxed(&fl_spin_patience);
-  long n = fl_test_iterations(_i == 0 ? 20000 : 3000);
-  int threads = _i == 1 ? 2 : 4;
 
   ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
   if (_i == 1)
     fl_store_relaxed(&fl_spin_patience, INT32_MAX);
-  fl_torture(&t, threads, n, &r);
+  fl_torture_check(&t, _i == 1 ? 2 : 4, fl_test_iterations(_i == 0 ? 20000 : 3000));
   fl_store_relaxed(&fl_spin_patience, patience);
-  fl_torture_assert_clean(&r, threads * n);
-  ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(fl_qspin_destroy(&l), 0);
-}
-END_TEST
-
-START_TEST(negative_control)
-{
-  fl_torture_negative_control(4, fl_test_iterations(3000));
 }
 END_TEST
 
 static Suite *qspin_suite(void)
 {
-  Suite *s = suite_create("fl_qspinlock_t (" FL_ARCH_ATOMICS_NAME ")");
-  TCase *single = tcase_create("one thread");
-  TCase *threads = tcase_create("threads");
+  TCase *single, *threads;
+  Suite *s = fl_spin_suite("fl_qspinlock_t (" FL_ARCH_ATOMICS_NAME ")", &single,
+                            &threads);
 
   tcase_add_loop_test(single, size_and_words, 0, 2);
   tcase_add_test(single, init_flags);
   tcase_add_loop_test(single, busy_and_bad_unlock, 0, 2);
   tcase_add_test(single, nodes_per_thread);
-  suite_add_tcase(s, single);
 
-  tcase_set_tags(threads, FL_TAG_THREADS);
-  tcase_set_timeout(threads, 120);
   tcase_add_test(threads, fifo_order);
   tcase_add_loop_test(threads, phantom_is_taken_out, 0, 2);
 #if FL_TSAN
-  printf("ThreadSanitizer: preempted_waiter_queues_again left out (see "
-         "the comment above the test)\n");
+  printf("ThreadSanitizer: preempted_waiter_queues_again and "
+         "signal_handler_queues_on_another_lock left out (see "
+         "fl_test_park)\n");
 #else
   tcase_add_test(threads, preempted_waiter_queues_again);
+  tcase_add_test(threads, signal_handler_queues_on_another_lock);
 #endif
   tcase_add_test(threads, waiter_takes_lock_from_absent_head);
   tcase_add_test(threads, no_node_left);
   tcase_add_test(threads, indices_are_reused);
   tcase_add_loop_test(threads, torture, 0, 2);
-  tcase_add_test(threads, negative_control);
-  suite_add_tcase(s, threads);
   return s;
 }
 

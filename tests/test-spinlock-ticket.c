@@ -19,32 +19,17 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #define OWNER(v) ((uint32_t)(v) & FL_TICKET_MASK)
 #define NEXT(v) (((uint32_t)(v) >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK)
 #define WORD(next16, owner) ((int32_t)((uint32_t)(next16) << 16 | (owner)))
 
-static int ticket_lock(fl_ticketlock_t *l, int by_name)
-{
-  return by_name ? (fl_ticket_lock)(l) : fl_ticket_lock(l);
-}
+FL_TORTURE_ADAPTERS(ticket, fl_ticketlock_t)
 
-static int ticket_trylock(fl_ticketlock_t *l, int by_name)
-{
-  return by_name ? (fl_ticket_trylock)(l) : fl_ticket_trylock(l);
-}
-
-static int ticket_unlock(fl_ticketlock_t *l, int by_name)
-{
-  return by_name ? (fl_ticket_unlock)(l) : fl_ticket_unlock(l);
-}
+static const struct fl_torture_lock way[2] = FL_TORTURE_WAYS(ticket);
 
 static int32_t word_of(fl_ticketlock_t *l)
 {
@@ -56,13 +41,13 @@ START_TEST(size_and_words)
   fl_ticketlock_t l = FL_TICKETLOCK_INITIALIZER;
 
   ck_assert_uint_eq(sizeof(fl_ticketlock_t), 4);
-  ck_assert_int_eq(ticket_lock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].lock_fn(&l), 0);
   ck_assert_int_eq(l.word, WORD(1, 0));
-  ck_assert_int_eq(ticket_unlock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].unlock_fn(&l), 0);
   ck_assert_int_eq(l.word, WORD(1, 1));
-  ck_assert_int_eq(ticket_trylock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].trylock_fn(&l), 0);
   ck_assert_int_eq(l.word, WORD(2, 1));
-  ck_assert_int_eq(ticket_unlock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].unlock_fn(&l), 0);
   ck_assert_int_eq(l.word, WORD(2, 2));
   ck_assert_int_eq(fl_ticket_destroy(&l), 0);
 }
@@ -93,21 +78,14 @@ START_TEST(busy_and_bad_unlock)
   fl_ticketlock_t l;
 
   ck_assert_int_eq(fl_ticket_init(&l, 0), 0);
-  ck_assert_int_eq(ticket_unlock(&l, _i), EPERM);
-  ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(ticket_lock(&l, _i), 0);
-  ck_assert_int_eq(ticket_trylock(&l, _i), EBUSY);
-  ck_assert_int_eq(fl_ticket_destroy(&l), EBUSY);
-  ck_assert_int_eq(l.word, WORD(1, 0));
-  ck_assert_int_eq(ticket_unlock(&l, _i), 0);
-  ck_assert_int_eq(ticket_unlock(&l, _i), EPERM);
+  fl_test_misuse(&way[_i], &l);
   ck_assert_int_eq(l.word, WORD(1, 1));
 
   /* Granted to ticket 1, not yet claimed: nobody holds it, nobody may
    * unlock it or try it, and it is not free to destroy.  */
   l.word = (int32_t)((uint32_t)WORD(2, 1) | FL_TICKET_PENDING);
-  ck_assert_int_eq(ticket_unlock(&l, _i), EPERM);
-  ck_assert_int_eq(ticket_trylock(&l, _i), EBUSY);
+  ck_assert_int_eq(way[_i].unlock_fn(&l), EPERM);
+  ck_assert_int_eq(way[_i].trylock_fn(&l), EBUSY);
   ck_assert_int_eq(fl_ticket_destroy(&l), EBUSY);
   ck_assert_int_eq(l.word, (int32_t)((uint32_t)WORD(2, 1) | FL_TICKET_PENDING));
   l.word = 0;
@@ -128,10 +106,10 @@ START_TEST(wrap_around)
   /* next16 & FL_TICKET_MASK == owner: free.  */
   ck_assert_uint_eq(NEXT(l.word), OWNER(l.word));
   for (i = 0; i < 40; i++) {
-    ck_assert_int_eq(ticket_lock(&l, _i), 0);
+    ck_assert_int_eq(way[_i].lock_fn(&l), 0);
     ck_assert_int_eq(l.word, WORD((next16 + 1) & 0xffff, owner));
-    ck_assert_int_eq(ticket_trylock(&l, _i), EBUSY);
-    ck_assert_int_eq(ticket_unlock(&l, _i), 0);
+    ck_assert_int_eq(way[_i].trylock_fn(&l), EBUSY);
+    ck_assert_int_eq(way[_i].unlock_fn(&l), 0);
     next16 = (next16 + 1) & 0xffff;
     owner = (owner + 1) & FL_TICKET_MASK;
     ck_assert_int_eq(l.word, WORD(next16, owner));
@@ -262,47 +240,16 @@ START_TEST(unclaimed_grant_is_passed_over)
 }
 END_TEST
 
-/* ThreadSanitizer holds an asynchronous signal back until the thread
- * enters its runtime, which a thread waiting in the slowpath never does:
- * no signal could park it.  Those tests run everywhere else.  */
+/* A real waiter stopped while it waits (fl_test_park; not under
+ * ThreadSanitizer, see there).  */
 #if !FL_TSAN
-/* A real waiter stopped while it waits: a signal handler parks it.  */
-static int32_t parked, unpark;
-
-static void park(int sig)
-{
-  (void)sig;
-  fl_store_release(&parked, 1);
-  while (!fl_load_acquire(&unpark))
-    usleep(1000);
-}
-
-static int is_parked(void *unused)
-{
-  (void)unused;
-  return fl_load_acquire(&parked);
-}
-
-static int is_done(void *p)
-{
-  return fl_load_acquire(&((struct waiter *)p)->done);
-}
-
 START_TEST(preempted_waiter_queues_again)
 {
   static fl_ticketlock_t l;
   struct waiter first = { &l, 0, -1 }, second = { &l, 0, -1 };
   struct tickets_out one = { &l, 2 }, two = { &l, 3 };
-  struct sigaction sa;
   pthread_t t1, t2;
 
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = park;
-  ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-  fl_store_relaxed(&parked, 0);
-  fl_store_relaxed(&unpark, 0);
-  FL_VG_HIDE(&parked, sizeof parked);
-  FL_VG_HIDE(&unpark, sizeof unpark);
   FL_VG_HIDE(&first.done, sizeof first.done);
   FL_VG_HIDE(&second.done, sizeof second.done);
 
@@ -312,14 +259,13 @@ START_TEST(preempted_waiter_queues_again)
   fl_test_wait_until(tickets_taken, &one);
   ck_assert_int_eq(pthread_create(&t2, NULL, lock_once, &second), 0);
   fl_test_wait_until(tickets_taken, &two);
-  pthread_kill(t1, SIGUSR1);
-  fl_test_wait_until(is_parked, NULL);
+  fl_test_park(t1);
 
   /* The grant goes to the parked first waiter; the second passes it over.  */
   ck_assert_int_eq(fl_ticket_unlock(&l), 0);
-  fl_test_wait_until(is_done, &second);
+  fl_test_wait_until(fl_test_flag_set, &second.done);
   ck_assert_int_eq(fl_load_acquire(&first.done), 0);
-  fl_store_release(&unpark, 1);
+  fl_test_unpark();
   pthread_join(t1, NULL);
   pthread_join(t2, NULL);
   ck_assert_int_eq(first.rc, 0);
@@ -328,64 +274,20 @@ START_TEST(preempted_waiter_queues_again)
    * 1 was passed over.  */
   ck_assert_int_eq(l.word, WORD(4, 4));
   ck_assert_int_eq(fl_ticket_destroy(&l), 0);
-  signal(SIGUSR1, SIG_DFL);
 }
 END_TEST
 #endif
 
-/* ---- FL_PSHARED ------------------------------------------------------ */
-
-struct shared_count {
-  fl_ticketlock_t lock;
-  long counter;
-};
-
-static void count_under_lock(struct shared_count *s, long n)
-{
-  long i;
-
-  for (i = 0; i < n; i++) {
-    fl_ticket_lock(&s->lock);
-    s->counter++;
-    fl_ticket_unlock(&s->lock);
-  }
-}
+/* ---- FL_PSHARED, torture ------------------------------------------- */
 
 START_TEST(pshared_between_processes)
 {
-  struct shared_count *s;
-  long n = fl_test_iterations(100000);
-  int status;
-  pid_t pid;
+  struct fl_torture_lock t = { .name = "fl_ticketlock_t", FL_TORTURE_OPS(ticket) };
 
-  if (!FL_SPIN_PSHARED_WORKS)
-    return;
-  s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-           -1, 0);
-  ck_assert(s != MAP_FAILED);
-  ck_assert_int_eq(fl_ticket_init(&s->lock, FL_PSHARED), 0);
-  s->counter = 0;
-  pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    count_under_lock(s, n);
-    _exit(0);
-  }
-  count_under_lock(s, n);
-  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  ck_assert_int_eq(s->counter, 2 * n);
-  ck_assert_uint_eq(NEXT(s->lock.word), OWNER(s->lock.word));
-  ck_assert_int_eq(fl_ticket_destroy(&s->lock), 0);
-  munmap(s, sizeof *s);
+  if (FL_SPIN_PSHARED_WORKS)
+    fl_test_pshared(&t, fl_test_iterations(100000));
 }
 END_TEST
-
-/* ---- torture --------------------------------------------------------- */
-
-static int t_lock(void *l) { return fl_ticket_lock((fl_ticketlock_t *)l); }
-static int t_trylock(void *l) { return fl_ticket_trylock((fl_ticketlock_t *)l); }
-static int t_unlock(void *l) { return fl_ticket_unlock((fl_ticketlock_t *)l); }
 
 /* Inside the critical section owner is the holder's ticket.  */
 static uint32_t t_serving(void *l)
@@ -406,65 +308,47 @@ START_TEST(torture)
   struct fl_torture_lock t = {
     .name = names[_i],
     .lock = &l,
-    .lock_fn = t_lock,
-    .trylock_fn = t_trylock,
-    .unlock_fn = t_unlock,
+    FL_TORTURE_OPS(ticket),
     .serving_fn = t_serving,
     .order_mask = FL_TICKET_MASK,
     .strict_order = _i == 1,
     .plain = 1,
     .yield_every = 64,
   };
-  struct fl_torture_report r;
   int32_t patience = fl_load_relaxed(&fl_spin_patience);
   long n = fl_test_iterations(_i == 0 ? 20000 : _i == 1 ? 3000 : 5000);
-  int threads = _i == 1 ? 2 : 4;
 
   ck_assert_int_eq(fl_ticket_init(&l, 0), 0);
   if (_i == 1)
     fl_store_relaxed(&fl_spin_patience, INT32_MAX);
   if (_i == 2)
     l.word = WORD(0xfff0, 0x7ff0);
-  fl_torture(&t, threads, n, &r);
+  fl_torture_check(&t, _i == 1 ? 2 : 4, n);
   fl_store_relaxed(&fl_spin_patience, patience);
-  fl_torture_assert_clean(&r, threads * n);
-  ck_assert_uint_eq(NEXT(l.word), OWNER(l.word));
-  ck_assert_int_eq(fl_ticket_destroy(&l), 0);
-}
-END_TEST
-
-START_TEST(negative_control)
-{
-  fl_torture_negative_control(4, fl_test_iterations(3000));
 }
 END_TEST
 
 static Suite *ticket_suite(void)
 {
-  Suite *s = suite_create("fl_ticketlock_t (" FL_ARCH_ATOMICS_NAME ")");
-  TCase *single = tcase_create("one thread");
-  TCase *threads = tcase_create("threads");
+  TCase *single, *threads;
+  Suite *s = fl_spin_suite("fl_ticketlock_t (" FL_ARCH_ATOMICS_NAME ")", &single,
+                            &threads);
 
   tcase_add_loop_test(single, size_and_words, 0, 2);
   tcase_add_test(single, init_flags);
   tcase_add_loop_test(single, busy_and_bad_unlock, 0, 2);
   tcase_add_loop_test(single, wrap_around, 0, 2);
-  suite_add_tcase(s, single);
 
-  tcase_set_tags(threads, FL_TAG_THREADS);
-  tcase_set_timeout(threads, 120);
   tcase_add_test(threads, fifo_order);
   tcase_add_test(threads, unclaimed_grant_is_passed_over);
 #if FL_TSAN
   printf("ThreadSanitizer: preempted_waiter_queues_again left out (see "
-         "the comment above the test)\n");
+         "fl_test_park)\n");
 #else
   tcase_add_test(threads, preempted_waiter_queues_again);
 #endif
   tcase_add_test(threads, pshared_between_processes);
   tcase_add_loop_test(threads, torture, 0, 3);
-  tcase_add_test(threads, negative_control);
-  suite_add_tcase(s, threads);
   return s;
 }
 

@@ -4,6 +4,7 @@
 #include "test-spinlock-torture.h"
 
 #include <fastlock/arch/atomic.h>
+#include <fastlock/common.h>
 
 #include "sys/annotate.h"
 #include "sys/cpu.h"
@@ -12,9 +13,13 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 struct torture_shared {
   const struct fl_torture_lock *t;
@@ -189,7 +194,17 @@ static int broken_unlock(void *p)
   return 0;
 }
 
-void fl_torture_negative_control(int threads, long iterations)
+void fl_torture_check(const struct fl_torture_lock *t, int threads,
+                      long iterations)
+{
+  struct fl_torture_report r;
+
+  fl_torture(t, threads, iterations, &r);
+  fl_torture_assert_clean(&r, threads * iterations);
+  ck_assert_int_eq(t->destroy_fn(t->lock), 0);
+}
+
+static void torture_negative_control(int threads, long iterations)
 {
   static int32_t word;
   struct fl_torture_lock t = {
@@ -211,8 +226,130 @@ void fl_torture_negative_control(int threads, long iterations)
                 "torture's exclusion check cannot be trusted");
 }
 
+static int32_t word_of(void *l)
+{
+  return fl_load_relaxed((int32_t *)l);
+}
+
+void fl_test_misuse(const struct fl_torture_lock *t, void *l)
+{
+  int32_t free_word = word_of(l), held_word;
+
+  ck_assert_int_eq(t->unlock_fn(l), EPERM);
+  ck_assert_int_eq(word_of(l), free_word);
+  ck_assert_int_eq(t->lock_fn(l), 0);
+  held_word = word_of(l);
+  ck_assert_int_eq(t->trylock_fn(l), EBUSY);
+  ck_assert_int_eq(t->destroy_fn(l), EBUSY);
+  ck_assert_int_eq(word_of(l), held_word);
+  ck_assert_int_eq(t->unlock_fn(l), 0);
+  free_word = word_of(l);
+  ck_assert_int_eq(t->unlock_fn(l), EPERM);
+  ck_assert_int_eq(word_of(l), free_word);
+}
+
+START_TEST(negative_control)
+{
+  torture_negative_control(4, fl_test_iterations(3000));
+}
+END_TEST
+
+Suite *fl_spin_suite(const char *name, TCase **single, TCase **threads)
+{
+  Suite *s = suite_create(name);
+
+  *single = tcase_create("one thread");
+  *threads = tcase_create("threads");
+  tcase_set_tags(*threads, FL_TAG_THREADS);
+  tcase_set_timeout(*threads, 120);
+  tcase_add_test(*threads, negative_control);
+  suite_add_tcase(s, *single);
+  suite_add_tcase(s, *threads);
+  return s;
+}
+
+/* The lock and the counter, a cache line apart.  */
+struct pshared_page {
+  int32_t lock;
+  char pad[60];
+  long counter;
+};
+
+static void count_under_lock(const struct fl_torture_lock *t,
+                             struct pshared_page *p, long iterations)
+{
+  long i;
+
+  for (i = 0; i < iterations; i++) {
+    t->lock_fn(&p->lock);
+    p->counter++;
+    t->unlock_fn(&p->lock);
+  }
+}
+
+void fl_test_pshared(const struct fl_torture_lock *t, long iterations)
+{
+  struct pshared_page *p;
+  int status;
+  pid_t pid;
+
+  p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+           -1, 0);
+  ck_assert(p != MAP_FAILED);
+  ck_assert_int_eq(t->init_fn(&p->lock, FL_PSHARED), 0);
+  p->counter = 0;
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    count_under_lock(t, p, iterations);
+    _exit(0);
+  }
+  count_under_lock(t, p, iterations);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ck_assert_int_eq(p->counter, 2 * iterations);
+  ck_assert_int_eq(t->destroy_fn(&p->lock), 0);
+  munmap(p, sizeof *p);
+}
+
 void fl_test_wait_until(int (*cond)(void *), void *arg)
 {
   while (!cond(arg))
     sched_yield();
+}
+
+int fl_test_flag_set(void *flag)
+{
+  return fl_load_acquire((int32_t *)flag) != 0;
+}
+
+static int32_t parked, unpark;
+
+static void park(int sig)
+{
+  (void)sig;
+  fl_store_release(&parked, 1);
+  while (!fl_load_acquire(&unpark))
+    usleep(1000);
+}
+
+void fl_test_park(pthread_t t)
+{
+  struct sigaction sa;
+
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = park;
+  ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+  fl_store_relaxed(&parked, 0);
+  fl_store_relaxed(&unpark, 0);
+  FL_VG_HIDE(&parked, sizeof parked);
+  FL_VG_HIDE(&unpark, sizeof unpark);
+  ck_assert_int_eq(pthread_kill(t, SIGUSR1), 0);
+  fl_test_wait_until(fl_test_flag_set, &parked);
+}
+
+void fl_test_unpark(void)
+{
+  fl_store_release(&unpark, 1);
+  signal(SIGUSR1, SIG_DFL);
 }

@@ -13,11 +13,16 @@
 #ifndef FASTLOCK_TESTS_SPINLOCK_TORTURE_H
 #define FASTLOCK_TESTS_SPINLOCK_TORTURE_H
 
+#include <pthread.h>
 #include <stdint.h>
+
+#include "fl-check.h"
 
 struct fl_torture_lock {
   const char *name;
   void *lock;
+  int (*init_fn)(void *lock, unsigned flags);
+  int (*destroy_fn)(void *lock);
   int (*lock_fn)(void *lock);
   int (*trylock_fn)(void *lock);
   int (*unlock_fn)(void *lock);
@@ -54,13 +59,77 @@ void fl_torture(const struct fl_torture_lock *t, int threads, long iterations,
 /* Assert what a correct lock's report must say.  */
 void fl_torture_assert_clean(const struct fl_torture_report *r, long expected);
 
-/* The negative control: a test-and-set lock with its test and its set
- * split by a yield, run through the same torture, which must see threads
+/* Run the torture on t->lock, which the caller has _init'ed, assert that
+ * its report is clean, and destroy the lock, which must be free.  */
+void fl_torture_check(const struct fl_torture_lock *t, int threads,
+                      long iterations);
+
+/* The suite of a spinlock test program, named name, and its two test
+ * cases for the caller to add its tests to: *single, "one thread", and
+ * *threads, "threads" (tagged FL_TAG_THREADS, 120 s to run), which holds
+ * the negative control already: a test-and-set lock with its test and its
+ * set split by a yield, run through the torture, which must see threads
  * overlap.  */
-void fl_torture_negative_control(int threads, long iterations);
+Suite *fl_spin_suite(const char *name, TCase **single, TCase **threads);
+
+/* The static adapters from the API of the lock type T, short name s, to
+ * the functions of struct fl_torture_lock: s_t_* through the header's
+ * macros (the inline fastpaths, or the library on an annotated build),
+ * s_n_* through the library's functions by name.  FL_TORTURE_OPS(s) and
+ * FL_TORTURE_OPS_BY_NAME(s) initialise those fields with them.  */
+#define FL_TORTURE_ADAPTERS(s, T)                                           \
+  static int s##_t_init(void *l, unsigned flags)                            \
+  {                                                                         \
+    return fl_##s##_init((T *)l, flags);                                    \
+  }                                                                         \
+  static int s##_t_destroy(void *l) { return fl_##s##_destroy((T *)l); }    \
+  static int s##_t_lock(void *l) { return fl_##s##_lock((T *)l); }          \
+  static int s##_t_trylock(void *l) { return fl_##s##_trylock((T *)l); }    \
+  static int s##_t_unlock(void *l) { return fl_##s##_unlock((T *)l); }      \
+  static int s##_n_lock(void *l) { return (fl_##s##_lock)((T *)l); }        \
+  static int s##_n_trylock(void *l) { return (fl_##s##_trylock)((T *)l); }  \
+  static int s##_n_unlock(void *l) { return (fl_##s##_unlock)((T *)l); }
+#define FL_TORTURE_OPS(s)                                                   \
+  .init_fn = s##_t_init, .destroy_fn = s##_t_destroy, .lock_fn = s##_t_lock, \
+  .trylock_fn = s##_t_trylock, .unlock_fn = s##_t_unlock
+#define FL_TORTURE_OPS_BY_NAME(s)                                           \
+  .init_fn = s##_t_init, .destroy_fn = s##_t_destroy, .lock_fn = s##_n_lock, \
+  .trylock_fn = s##_n_trylock, .unlock_fn = s##_n_unlock
+
+/* The two ways into the lock functions, for a Check loop test's _i: [0]
+ * the macros, [1] the library by name.  */
+#define FL_TORTURE_WAYS(s)                                                  \
+  { { .name = "macros", FL_TORTURE_OPS(s) },                                \
+    { .name = "by name", FL_TORTURE_OPS_BY_NAME(s) } }
+
+/* The misuse every lock refuses, leaving its word as it was, on l, a free
+ * lock, through t's functions: an unlock of the free lock (EPERM); a
+ * trylock and a destroy of the held lock (EBUSY); an unlock after the
+ * unlock (EPERM).  Every lock here is one 32-bit word.  */
+void fl_test_misuse(const struct fl_torture_lock *t, void *l);
+
+/* FL_PSHARED between two processes: t's init_fn sets up a lock with
+ * FL_PSHARED in a shared mapping (t->lock is not used), and the parent
+ * and a forked child each add 1 to a counter beside it iterations times
+ * under the lock.  The counter must come to twice that, and the lock be
+ * free to destroy.  */
+void fl_test_pshared(const struct fl_torture_lock *t, long iterations);
 
 /* Spin (and yield) until cond(arg) holds; for a thread waiting on another
  * thread's progress in a lock.  */
 void fl_test_wait_until(int (*cond)(void *), void *arg);
+
+/* A cond for fl_test_wait_until: the int32_t flag is not 0 (read with
+ * acquire).  */
+int fl_test_flag_set(void *flag);
+
+/* A waiter stopped where it waits, as if preempted: fl_test_park(t) sends
+ * thread t SIGUSR1, whose handler sleeps until fl_test_unpark, and returns
+ * once t is in the handler.  fl_test_unpark lets t go on and puts the
+ * signal's default action back.  (ThreadSanitizer holds an asynchronous
+ * signal back until the thread enters its runtime, which a thread waiting
+ * in a lock's slowpath never does: there no signal can park a waiter.)  */
+void fl_test_park(pthread_t t);
+void fl_test_unpark(void);
 
 #endif /* FASTLOCK_TESTS_SPINLOCK_TORTURE_H */

@@ -15,25 +15,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-/* The two ways in: _i == 0 the macros, _i == 1 the library by name.  */
-static int spin_lock(fl_spinlock_t *l, int by_name)
-{
-  return by_name ? (fl_spin_lock)(l) : fl_spin_lock(l);
-}
+FL_TORTURE_ADAPTERS(spin, fl_spinlock_t)
 
-static int spin_trylock(fl_spinlock_t *l, int by_name)
-{
-  return by_name ? (fl_spin_trylock)(l) : fl_spin_trylock(l);
-}
-
-static int spin_unlock(fl_spinlock_t *l, int by_name)
-{
-  return by_name ? (fl_spin_unlock)(l) : fl_spin_unlock(l);
-}
+static const struct fl_torture_lock way[2] = FL_TORTURE_WAYS(spin);
 
 START_TEST(size_and_zero_init)
 {
@@ -41,9 +26,9 @@ START_TEST(size_and_zero_init)
 
   ck_assert_uint_eq(sizeof(fl_spinlock_t), 4);
   ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(spin_lock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].lock_fn(&l), 0);
   ck_assert_int_eq(l.word, 1);
-  ck_assert_int_eq(spin_unlock(&l, _i), 0);
+  ck_assert_int_eq(way[_i].unlock_fn(&l), 0);
   ck_assert_int_eq(l.word, 0);
   ck_assert_int_eq(fl_spin_destroy(&l), 0);
 }
@@ -60,12 +45,12 @@ START_TEST(init_flags)
   if (!FL_SPIN_PSHARED_WORKS)
     ck_assert_int_eq(fl_spin_init(&l, 0), 0);
   /* A bad flag is refused before the lock is touched.  */
-  ck_assert_int_eq(spin_lock(&l, 0), 0);
+  ck_assert_int_eq(way[0].lock_fn(&l), 0);
   ck_assert_int_eq(fl_spin_init(&l, 0x2), EINVAL);
   ck_assert_int_eq(fl_spin_init(&l, 0x100 | FL_PSHARED), EINVAL);
   ck_assert_int_eq(fl_spin_init(&l, 0x80000000u), EINVAL);
   ck_assert_int_eq(l.word, 1);
-  ck_assert_int_eq(spin_unlock(&l, 0), 0);
+  ck_assert_int_eq(way[0].unlock_fn(&l), 0);
   ck_assert_int_eq(fl_spin_destroy(&l), 0);
 }
 END_TEST
@@ -75,15 +60,11 @@ START_TEST(trylock_and_bad_unlock)
   fl_spinlock_t l;
 
   ck_assert_int_eq(fl_spin_init(&l, 0), 0);
-  ck_assert_int_eq(spin_unlock(&l, _i), EPERM);
+  fl_test_misuse(&way[_i], &l);
   ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(spin_trylock(&l, _i), 0);
-  ck_assert_int_eq(spin_trylock(&l, _i), EBUSY);
-  ck_assert_int_eq(fl_spin_destroy(&l), EBUSY);
+  ck_assert_int_eq(way[_i].trylock_fn(&l), 0);
   ck_assert_int_eq(l.word, 1);
-  ck_assert_int_eq(spin_unlock(&l, _i), 0);
-  ck_assert_int_eq(spin_unlock(&l, _i), EPERM);
-  ck_assert_int_eq(l.word, 0);
+  ck_assert_int_eq(way[_i].unlock_fn(&l), 0);
   ck_assert_int_eq(fl_spin_destroy(&l), 0);
 }
 END_TEST
@@ -106,11 +87,11 @@ static void *hold_until_told(void *p)
 {
   struct holder *h = p;
 
-  h->rc_lock = spin_lock(h->l, h->by_name);
+  h->rc_lock = way[h->by_name].lock_fn(h->l);
   fl_store_release(&h->phase, 1);
   while (fl_load_acquire(&h->phase) != 2)
     sched_yield();
-  h->rc_unlock = spin_unlock(h->l, h->by_name);
+  h->rc_unlock = way[h->by_name].unlock_fn(h->l);
   return NULL;
 }
 
@@ -124,7 +105,7 @@ START_TEST(held_by_another_thread)
   FL_VG_HIDE(&h.phase, sizeof h.phase);
   ck_assert_int_eq(pthread_create(&t, NULL, hold_until_told, &h), 0);
   fl_test_wait_until(holder_holds, &h);
-  ck_assert_int_eq(spin_trylock(&l, _i), EBUSY);
+  ck_assert_int_eq(way[_i].trylock_fn(&l), EBUSY);
   ck_assert_int_eq(fl_spin_destroy(&l), EBUSY);
   ck_assert_int_eq(fl_load_relaxed(&l.word), 1);
   fl_store_release(&h.phase, 2);
@@ -136,60 +117,17 @@ START_TEST(held_by_another_thread)
 }
 END_TEST
 
-/* ---- FL_PSHARED ------------------------------------------------------ */
-
-struct shared_count {
-  fl_spinlock_t lock;
-  long counter;
-};
-
-static void count_under_lock(struct shared_count *s, long n)
-{
-  long i;
-
-  for (i = 0; i < n; i++) {
-    fl_spin_lock(&s->lock);
-    s->counter++;
-    fl_spin_unlock(&s->lock);
-  }
-}
+/* ---- FL_PSHARED, torture ------------------------------------------- */
 
 /* Two processes, one lock in shared memory.  */
 START_TEST(pshared_between_processes)
 {
-  struct shared_count *s;
-  long n = fl_test_iterations(100000);
-  int status;
-  pid_t pid;
+  struct fl_torture_lock t = { .name = "fl_spinlock_t", FL_TORTURE_OPS(spin) };
 
-  if (!FL_SPIN_PSHARED_WORKS)
-    return;
-  s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-           -1, 0);
-  ck_assert(s != MAP_FAILED);
-  ck_assert_int_eq(fl_spin_init(&s->lock, FL_PSHARED), 0);
-  s->counter = 0;
-  pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    count_under_lock(s, n);
-    _exit(0);
-  }
-  count_under_lock(s, n);
-  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  ck_assert_int_eq(s->counter, 2 * n);
-  ck_assert_int_eq(s->lock.word, 0);
-  ck_assert_int_eq(fl_spin_destroy(&s->lock), 0);
-  munmap(s, sizeof *s);
+  if (FL_SPIN_PSHARED_WORKS)
+    fl_test_pshared(&t, fl_test_iterations(100000));
 }
 END_TEST
-
-/* ---- torture --------------------------------------------------------- */
-
-static int t_lock(void *l) { return fl_spin_lock((fl_spinlock_t *)l); }
-static int t_trylock(void *l) { return fl_spin_trylock((fl_spinlock_t *)l); }
-static int t_unlock(void *l) { return fl_spin_unlock((fl_spinlock_t *)l); }
 
 START_TEST(torture)
 {
@@ -197,47 +135,29 @@ START_TEST(torture)
   struct fl_torture_lock t = {
     .name = "fl_spinlock_t",
     .lock = &l,
-    .lock_fn = t_lock,
-    .trylock_fn = t_trylock,
-    .unlock_fn = t_unlock,
+    FL_TORTURE_OPS(spin),
     .plain = 1,
     .yield_every = 64,
   };
-  struct fl_torture_report r;
-  long n = fl_test_iterations(20000);
 
   ck_assert_int_eq(fl_spin_init(&l, 0), 0);
-  fl_torture(&t, 4, n, &r);
-  fl_torture_assert_clean(&r, 4 * n);
-  ck_assert_int_eq(l.word, 0);
-  ck_assert_int_eq(fl_spin_destroy(&l), 0);
-}
-END_TEST
-
-START_TEST(negative_control)
-{
-  fl_torture_negative_control(4, fl_test_iterations(3000));
+  fl_torture_check(&t, 4, fl_test_iterations(20000));
 }
 END_TEST
 
 static Suite *spinlock_suite(void)
 {
-  Suite *s = suite_create("fl_spinlock_t (" FL_ARCH_ATOMICS_NAME ")");
-  TCase *single = tcase_create("one thread");
-  TCase *threads = tcase_create("threads");
+  TCase *single, *threads;
+  Suite *s = fl_spin_suite("fl_spinlock_t (" FL_ARCH_ATOMICS_NAME ")", &single,
+                            &threads);
 
   tcase_add_loop_test(single, size_and_zero_init, 0, 2);
   tcase_add_test(single, init_flags);
   tcase_add_loop_test(single, trylock_and_bad_unlock, 0, 2);
-  suite_add_tcase(s, single);
 
-  tcase_set_tags(threads, FL_TAG_THREADS);
-  tcase_set_timeout(threads, 120);
   tcase_add_loop_test(threads, held_by_another_thread, 0, 2);
   tcase_add_test(threads, pshared_between_processes);
   tcase_add_test(threads, torture);
-  tcase_add_test(threads, negative_control);
-  suite_add_tcase(s, threads);
   return s;
 }
 

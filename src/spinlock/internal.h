@@ -50,4 +50,72 @@ static inline int fl_spin_check_flags(unsigned flags, int pshared_allowed)
     FL_TSAN_DESTROY(l);                                                     \
   } while (0)
 
+/* The library's _init, _destroy, _lock, _trylock and _unlock of the lock
+ * type T with short name s (fl_s_init, ...), the same for all three locks
+ * but for three things about the word v: whether _init may take
+ * FL_PSHARED (pshared_allowed), whether the lock is busy, so that _destroy
+ * must refuse it (busy(v)), and whether it is held, so that _unlock may
+ * release it (held(v)).
+ *
+ * _lock, _trylock and _unlock are the inline fastpaths with the tools told
+ * what happened.  The word is hidden from the Valgrind tools again on
+ * every lock, for locks that were never _init'ed.  An unlock of a lock
+ * that is not held is caught before the tools hear of it, so that
+ * ThreadSanitizer does not report what the return value already does.
+ * None of the three can see a relock by its holder, so _lock has no misuse
+ * to catch first.  */
+#define FL_SPIN_DEFINE_API(s, T, pshared_allowed, busy, held)               \
+  int fl_##s##_init(T *l, unsigned flags)                                   \
+  {                                                                         \
+    int rc = fl_spin_check_flags(flags, pshared_allowed);                   \
+                                                                            \
+    if (rc != 0)                                                            \
+      return rc;                                                            \
+    fl_store_relaxed(&l->word, 0);                                          \
+    FL_SPIN_ANNOTATE_CREATE(l);                                             \
+    return 0;                                                               \
+  }                                                                         \
+                                                                            \
+  int fl_##s##_destroy(T *l)                                                \
+  {                                                                         \
+    if (busy((uint32_t)fl_load_relaxed(&l->word)))                          \
+      return EBUSY;                                                         \
+    FL_SPIN_ANNOTATE_DESTROY(l);                                            \
+    return 0;                                                               \
+  }                                                                         \
+                                                                            \
+  int (fl_##s##_lock)(T *l)                                                 \
+  {                                                                         \
+    FL_VG_HIDE(l, sizeof *l);                                               \
+    FL_TSAN_PRE_LOCK(l, 0);                                                 \
+    fl_##s##_lock_inline(l);                                                \
+    FL_TSAN_POST_LOCK(l, 0);                                                \
+    FL_VG_RWLOCK_ACQUIRED(l, 1);                                            \
+    return 0;                                                               \
+  }                                                                         \
+                                                                            \
+  int (fl_##s##_trylock)(T *l)                                              \
+  {                                                                         \
+    int rc;                                                                 \
+                                                                            \
+    FL_VG_HIDE(l, sizeof *l);                                               \
+    FL_TSAN_PRE_LOCK(l, FL_TSAN_TRY);                                       \
+    rc = fl_##s##_trylock_inline(l);                                        \
+    FL_TSAN_POST_LOCK(l, FL_TSAN_TRY | (rc != 0 ? FL_TSAN_TRY_FAILED : 0u)); \
+    if (rc == 0)                                                            \
+      FL_VG_RWLOCK_ACQUIRED(l, 1);                                          \
+    return rc;                                                              \
+  }                                                                         \
+                                                                            \
+  int (fl_##s##_unlock)(T *l)                                               \
+  {                                                                         \
+    if (!held((uint32_t)fl_load_relaxed(&l->word)))                         \
+      return EPERM;                                                         \
+    FL_VG_RWLOCK_RELEASED(l, 1);                                            \
+    FL_TSAN_PRE_UNLOCK(l, 0);                                               \
+    fl_##s##_unlock_inline(l);                                              \
+    FL_TSAN_POST_UNLOCK(l, 0);                                              \
+    return 0;                                                               \
+  }
+
 #endif /* FASTLOCK_SPINLOCK_INTERNAL_H */

@@ -247,44 +247,21 @@ uint32_t fl_qnode_enqueue(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code
  * The lock.
  * --------------------------------------------------------------------- */
 
-/* Bookkeeping for a waiter's patience: when the value it watches last
- * changed.  */
-struct fl_qwatch {
-  uint32_t value;
-  uint32_t since;
-};
-
-static void fl_qwatch_start(struct fl_qwatch *w, uint32_t value)
-{
-  w->value = value;
-  w->since = fl_spin_now();
-}
-
-/* Returns the units since value last changed (now when it just did).  */
-static int32_t fl_qwatch(struct fl_qwatch *w, uint32_t value, uint32_t now)
-{
-  if (value != w->value) {
-    w->value = value;
-    w->since = now;
-  }
-  return (int32_t)(now - w->since);
-}
-
 /* For a thread with no node to queue with: spin on the word and take the
  * lock whenever it is free, ahead of the queue.  Unfair, and rare.  */
 static int fl_qspin_lock_unqueued(fl_qspinlock_t *l)
 {
-  struct fl_qwatch watch;
+  struct fl_spin_watch watch;
   uint32_t v = (uint32_t)fl_load_relaxed(&l->word);
 
-  fl_qwatch_start(&watch, v);
+  fl_spin_watch_start(&watch, v);
   for (;;) {
     /* Acquire: the critical section stays after the take.  */
     if (!(v & FL_QSPIN_BUSY) &&
         fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
                                   (int32_t)(v | FL_QSPIN_LOCKED)) == (int32_t)v)
       return 0;
-    if (fl_qwatch(&watch, v, fl_spin_now()) > FL_SPIN_YIELD_AFTER)
+    if (fl_spin_watch(&watch, v, fl_spin_now()) > FL_SPIN_YIELD_AFTER)
       sched_yield();
     fl_cpu_relax();
     v = (uint32_t)fl_load_relaxed(&l->word);
@@ -427,10 +404,10 @@ static int fl_qspin_wait_in_queue(fl_qspinlock_t *l, struct fl_qnode *node,
                                   int32_t code, uint32_t v)
 {
   int32_t state, waited;
-  struct fl_qwatch watch;
+  struct fl_spin_watch watch;
   uint32_t now, i;
 
-  fl_qwatch_start(&watch, v);
+  fl_spin_watch_start(&watch, v);
   for (i = 1; (state = fl_load_acquire(&node->state)) == FL_QNODE_WAIT; i++) {
     fl_cpu_relax();
     if (i % FL_QSPIN_BEAT_EVERY != 0)
@@ -438,7 +415,7 @@ static int fl_qspin_wait_in_queue(fl_qspinlock_t *l, struct fl_qnode *node,
     now = fl_spin_now();
     fl_store_relaxed(&node->beat, (int32_t)now);
     v = (uint32_t)fl_load_relaxed(&l->word);
-    waited = fl_qwatch(&watch, v, now);
+    waited = fl_spin_watch(&watch, v, now);
     /* Acquire: the critical section stays after the take.  A pending
      * waiter that let the lock sit is not running either: it loses its
      * bit, as to the head.  */
@@ -463,17 +440,17 @@ static int fl_qspin_wait_in_queue(fl_qspinlock_t *l, struct fl_qnode *node,
  * of the queue and must queue again.  */
 static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
 {
-  struct fl_qwatch watch;
+  struct fl_spin_watch watch;
   uint32_t v, now, i, want;
   int32_t waited;
 
-  fl_qwatch_start(&watch, (uint32_t)fl_load_relaxed(&l->word) & FL_QSPIN_BUSY);
+  fl_spin_watch_start(&watch, (uint32_t)fl_load_relaxed(&l->word) & FL_QSPIN_BUSY);
   for (i = 1;; i++) {
     /* Acquire: the state read below sees what the holder that released
      * this word wrote before it.  */
     v = (uint32_t)fl_load_acquire(&l->word);
     now = fl_spin_now();
-    waited = fl_qwatch(&watch, v & FL_QSPIN_BUSY, now);
+    waited = fl_spin_watch(&watch, v & FL_QSPIN_BUSY, now);
     if (i % FL_QSPIN_BEAT_EVERY == 0)
       fl_store_relaxed(&node->beat, (int32_t)now);
     if (!(v & FL_QSPIN_BUSY) ||
@@ -510,7 +487,7 @@ static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
 int fl_qspin_lock_slow(fl_qspinlock_t *l)
 {
   struct fl_qnode *node;
-  struct fl_qwatch watch;
+  struct fl_spin_watch watch;
   uint32_t v, seen;
   int32_t code, i;
 
@@ -538,7 +515,7 @@ restart:
   goto queue;
 
 pending:
-  fl_qwatch_start(&watch, v);
+  fl_spin_watch_start(&watch, v);
   for (;;) {
     v = (uint32_t)fl_load_acquire(&l->word);
     if (!(v & FL_QSPIN_PENDING))
@@ -551,7 +528,7 @@ pending:
         return 0;
       continue;
     }
-    if (fl_qwatch(&watch, v & FL_QSPIN_BUSY, fl_spin_now()) > FL_SPIN_YIELD_AFTER)
+    if (fl_spin_watch(&watch, v & FL_QSPIN_BUSY, fl_spin_now()) > FL_SPIN_YIELD_AFTER)
       sched_yield();
     fl_cpu_relax();
   }
@@ -579,12 +556,24 @@ queue:
   return 0;
 }
 
+/* Busy with a holder, a pending waiter or a queue; held with the locked
+ * byte set.  */
+static int fl_qspin_busy(uint32_t v)
+{
+  return v != 0;
+}
+
+static int fl_qspin_held(uint32_t v)
+{
+  return (v & FL_QSPIN_LOCKED_MASK) != 0;
+}
+
 int fl_qspin_unlock_slow(fl_qspinlock_t *l)
 {
   uint32_t v = (uint32_t)fl_load_relaxed(&l->word), seen;
 
   for (;;) {
-    if (!(v & FL_QSPIN_LOCKED_MASK))
+    if (!fl_qspin_held(v))
       return EPERM;
     /* Release: the critical section is done before the word reads
      * unlocked.  */
@@ -596,56 +585,4 @@ int fl_qspin_unlock_slow(fl_qspinlock_t *l)
   }
 }
 
-int fl_qspin_init(fl_qspinlock_t *l, unsigned flags)
-{
-  int rc = fl_spin_check_flags(flags, 0);
-
-  if (rc != 0)
-    return rc;
-  fl_store_relaxed(&l->word, 0);
-  FL_SPIN_ANNOTATE_CREATE(l);
-  return 0;
-}
-
-int fl_qspin_destroy(fl_qspinlock_t *l)
-{
-  if (fl_load_relaxed(&l->word) != 0)
-    return EBUSY;
-  FL_SPIN_ANNOTATE_DESTROY(l);
-  return 0;
-}
-
-/* The library's own lock, trylock and unlock, annotated (see spinlock.c).  */
-int (fl_qspin_lock)(fl_qspinlock_t *l)
-{
-  FL_VG_HIDE(l, sizeof *l);
-  FL_TSAN_PRE_LOCK(l, 0);
-  fl_qspin_lock_inline(l);
-  FL_TSAN_POST_LOCK(l, 0);
-  FL_VG_RWLOCK_ACQUIRED(l, 1);
-  return 0;
-}
-
-int (fl_qspin_trylock)(fl_qspinlock_t *l)
-{
-  int rc;
-
-  FL_VG_HIDE(l, sizeof *l);
-  FL_TSAN_PRE_LOCK(l, FL_TSAN_TRY);
-  rc = fl_qspin_trylock_inline(l);
-  FL_TSAN_POST_LOCK(l, FL_TSAN_TRY | (rc != 0 ? FL_TSAN_TRY_FAILED : 0u));
-  if (rc == 0)
-    FL_VG_RWLOCK_ACQUIRED(l, 1);
-  return rc;
-}
-
-int (fl_qspin_unlock)(fl_qspinlock_t *l)
-{
-  if (!(fl_load_relaxed(&l->word) & FL_QSPIN_LOCKED_MASK))
-    return EPERM;
-  FL_VG_RWLOCK_RELEASED(l, 1);
-  FL_TSAN_PRE_UNLOCK(l, 0);
-  fl_qspin_unlock_inline(l);
-  FL_TSAN_POST_UNLOCK(l, 0);
-  return 0;
-}
+FL_SPIN_DEFINE_API(qspin, fl_qspinlock_t, 0, fl_qspin_busy, fl_qspin_held)

@@ -26,6 +26,8 @@
 
 #include <fastlock/config.h>
 
+#include "sys/cpu.h"
+
 /* A coarse clock: fl_cycles divided down to units of between half and one
  * microsecond, calibrated against CLOCK_MONOTONIC by the first call (which
  * takes about 50 us).  It wraps: compare the signed difference of two
@@ -52,6 +54,40 @@ extern int32_t fl_spin_patience;
 static inline int fl_spin_elapsed(uint32_t earlier, uint32_t later, int32_t units)
 {
   return (int32_t)(later - earlier) > units;
+}
+
+/* What a waiter watches for progress: a value taken from the lock word,
+ * and when it last changed.  */
+struct fl_spin_watch {
+  uint32_t value;
+  uint32_t since;
+};
+
+/* Start watching value as of now.  A value the word can never give (say
+ * UINT32_MAX for a masked one) makes the first one read start the clock.  */
+static inline void fl_spin_watch_start(struct fl_spin_watch *w, uint32_t value)
+{
+  w->value = value;
+  w->since = fl_spin_now();
+}
+
+/* The units since the watched value last changed, given its value now
+ * (0 if it just did).  */
+static inline int32_t fl_spin_watch(struct fl_spin_watch *w, uint32_t value,
+                                    uint32_t now)
+{
+  if (value != w->value) {
+    w->value = value;
+    w->since = now;
+  }
+  return (int32_t)(now - w->since);
+}
+
+/* n fl_cpu_relax in a row: a waiter's pause between two reads.  */
+static inline void fl_spin_relax(uint32_t n)
+{
+  while (n-- > 0)
+    fl_cpu_relax();
 }
 
 #endif /* FASTLOCK_SPINLOCK_WAIT_H */
