@@ -160,7 +160,7 @@ void bench_print_table(FILE *out, const struct bench_plan *p,
     const struct bench_cell *ref = bench_cell_reference(cells, ncells, c);
     const struct bench_run *rm = ref != NULL ? bench_cell_median(ref) : NULL;
     char a[32], b[32], d[32], e[32], f[32], g[32];
-    int cls;
+    int cls, named;
 
     if (last == NULL || t->kind != last->kind || t->timed != last->timed) {
       fprintf(out, "\n== %s; ref: %s\n", section_title(t), reference_name(t->kind));
@@ -185,7 +185,9 @@ void bench_print_table(FILE *out, const struct bench_plan *p,
       last = t;
       continue;
     }
-    for (cls = 0; cls < 2; cls++) {
+    /* The implementation's name on its first class row only (a
+     * write-only test has no read row).  */
+    for (cls = 0, named = 0; cls < 2; cls++) {
       const struct bench_class_run *k = &m->cls[cls];
       char minmax[48], starved[16];
       if (t->threads[cls] == 0)
@@ -208,7 +210,7 @@ void bench_print_table(FILE *out, const struct bench_plan *p,
         strcpy(f, "-");
       }
       fprintf(out, "%-*s  %-*s  %-5s %4d %9s %8s %21s %7s %9s %9s %9s%s%s\n", wt,
-              t != last ? t->name : "", wi, t != last || cls == 0 ? c->impl->name : "",
+              t != last ? t->name : "", wi, named++ == 0 ? c->impl->name : "",
               bench_class_name(t->kind, cls), k->threads,
               si(g, sizeof g, (double)k->ops / m->seconds),
               ratio(a, sizeof a, (double)k->ops / m->seconds,

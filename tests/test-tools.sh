@@ -129,14 +129,15 @@ if [ $fastlock = yes ] && grep -q '^  fl-' "$tmp/list.out"; then
 	impls=$impls,fastlock
 fi
 tests="rwsem-rw spin-pair spin-2 counter-add counter-2"
-short="--duration 0.01 --reps 1 --quiet --impl glibc $tests"
+short="--duration 0.01 --reps 1 --quiet --impl glibc $tests rwsem-w1"
 
 run table ./fastlock-bench $short
 if [ $rc -ne 0 ]; then
 	fail "fastlock-bench table run exited $rc: $(cat "$tmp/table.err")"
 elif ! grep -q '^  cpu: ' "$tmp/table.out" || ! grep -q '^rwsem-rw ' "$tmp/table.out" ||
-     ! grep -q '^spin-2 ' "$tmp/table.out" || ! grep -q '^counter-add ' "$tmp/table.out"; then
-	fail "fastlock-bench table lacks its context or a test"
+     ! grep -q '^spin-2 ' "$tmp/table.out" || ! grep -q '^counter-add ' "$tmp/table.out" ||
+     ! grep -q '^ *glibc-rwlock-pw  *write ' "$tmp/table.out"; then
+	fail "fastlock-bench table lacks its context, a test or an implementation's name"
 	cat "$tmp/table.out"
 elif [ -s "$tmp/table.err" ]; then
 	fail "fastlock-bench --quiet wrote on stderr: $(cat "$tmp/table.err")"
