@@ -269,7 +269,14 @@ stress_ok() {
 }
 
 stress_ok p1 rwsem --impl pthread --mode prefer-reader
-stress_ok p2 rwsem --impl pthread --mode prefer-writer --pshared --processes 2
+# glibc's process-shared rwlock under QEMU user mode: once in a CI run on
+# powerpc64le its two processes hung (one reader never got in), with the
+# fastlock rwsem's same run passing.  Not ours to test there: natively only.
+if [ -z "$runner" ]; then
+	stress_ok p2 rwsem --impl pthread --mode prefer-writer --pshared --processes 2
+else
+	echo "note: fastlock-stress rwsem --impl pthread --pshared: natively only (glibc's shared rwlock under $runner)"
+fi
 stress_ok p3 spin --impl pthread
 stress_ok p4 spin --impl pthread --pshared --processes 2
 stress_ok p5 counter --impl atomic
