@@ -100,6 +100,18 @@ static void wait_for_writer(fl_rwsem_t *s)
   }
 }
 
+/* READ_BIAS: until a writer has turned the bias off.  Between its taking
+ * WRITER and that, a reader may still come in through the table.  */
+static void wait_bias_off(fl_rwsem_t *s)
+{
+  long tries;
+
+  for (tries = 0; fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_ON; tries++) {
+    ck_assert_msg(tries < 1000000, "the writer never revoked the bias");
+    usleep(200);
+  }
+}
+
 /* A thread that runs one operation and reports its result; with hold
  * set, a thread that keeps what it acquired until told to release it, so
  * that every lock is released by the thread that took it (as the tools
@@ -440,6 +452,8 @@ START_TEST(preference_decides_who_passes_a_queued_writer)
   ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
   start_job(&tw, &w, &s, OP_WRITE, 1);
   wait_for_writer(&s);
+  if (mode & FL_RWSEM_READ_BIAS)
+    wait_bias_off(&s);
   ck_assert_int_eq(in_thread(&s, OP_TRY_READ_AND_UP), passes ? 0 : EBUSY);
   ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
   ck_assert_int_eq(job_result(&w), 0);
@@ -770,10 +784,7 @@ START_TEST(writer_revokes_the_bias_and_it_comes_back)
   ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
   start_job(&tw, &w, &s, OP_WRITE, 1);
   /* It takes WRITER, turns the bias off and sleeps on our entry.  */
-  for (tries = 0; fl_load_relaxed(&s.bias) & FL_RWSEM_BIAS_ON; tries++) {
-    ck_assert_msg(tries < 1000000, "the writer never revoked the bias");
-    usleep(200);
-  }
+  wait_bias_off(&s);
   ck_assert_int_eq(in_thread(&s, OP_TRY_READ_AND_UP), EBUSY);
   ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
   ck_assert_int_eq(job_result(&w), 0);
@@ -802,7 +813,6 @@ START_TEST(recursive_biased_read_passes_a_revoking_writer)
   fl_rwsem_t *a = &s[0], *b = &s[FL_RWSEM_BIAS_SLOTS];
   struct job w;
   pthread_t tw;
-  long tries;
   int i;
 
   for (i = 0; i <= FL_RWSEM_BIAS_SLOTS; i++)
@@ -814,10 +824,7 @@ START_TEST(recursive_biased_read_passes_a_revoking_writer)
   ck_assert_int_eq(fl_rwsem_down_read(b), 0);   /* not in its home slot */
   ck_assert_int_eq(fl_rwsem_up_read(a), 0);     /* the home slot is free */
   start_job(&tw, &w, b, OP_WRITE, 1);
-  for (tries = 0; fl_load_relaxed(&b->bias) & FL_RWSEM_BIAS_ON; tries++) {
-    ck_assert_msg(tries < 1000000, "the writer never revoked the bias");
-    usleep(200);
-  }
+  wait_bias_off(b);
   ck_assert_int_eq(fl_rwsem_down_read(b), 0);
   ck_assert_int_eq(fl_rwsem_up_read(b), 0);
   ck_assert_int_eq(fl_rwsem_up_read(b), 0);
