@@ -504,7 +504,10 @@ START_TEST(overdue_writer_gets_handoff_without_running)
 {
   fl_rwsem_t *s = mmap(NULL, sizeof *s, PROT_READ | PROT_WRITE,
                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  const int64_t bound = 20000000;   /* the child's hand-off bound */
+  /* The child's hand-off bound: long enough that the child, slowed by an
+   * emulator or a busy machine, is stopped before it could start hand-off
+   * itself.  */
+  const int64_t bound = 200000000;
   int64_t queued;
   long tries;
   pid_t pid;
