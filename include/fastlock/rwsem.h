@@ -257,6 +257,14 @@ FL_EXPORT int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how);
 FL_EXPORT int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how);
 FL_EXPORT int fl_rwsem_biased_up_read(fl_rwsem_t *s);
 
+/* The lock named id's home slot in a row: the one slot the inline
+ * fastpaths use.  */
+static inline struct fl_rwsem_bias_slot *
+fl_rwsem_bias_home(struct fl_rwsem_bias_slot *row, int32_t id)
+{
+  return &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
+}
+
 /* The fastpaths themselves.  */
 
 /* down_read of a READ_BIAS lock (s->bias != 0), BRAVO-style: announce
@@ -280,7 +288,7 @@ static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
 
   if (!(bias & FL_RWSEM_BIAS_ON) || row == NULL)
     return fl_rwsem_biased_down_read(s, how);
-  e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
+  e = fl_rwsem_bias_home(row, id);
   if (fl_load_relaxed(&e->id) != 0)
     return fl_rwsem_biased_down_read(s, how);
   fl_store_relaxed(&e->depth, 1);
@@ -313,7 +321,7 @@ static inline int fl_rwsem_bias_up_read(fl_rwsem_t *s)
 
   if (row == NULL)
     return fl_rwsem_biased_up_read(s);
-  e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
+  e = fl_rwsem_bias_home(row, id);
   if (fl_load_relaxed(&e->id) != id || fl_load_relaxed(&e->depth) != 1)
     return fl_rwsem_biased_up_read(s);
   fl_store_release(&e->id, 0);

@@ -222,7 +222,7 @@ static struct fl_rwsem_bias_slot *row_find(struct row *r, int32_t id)
 static struct fl_rwsem_bias_slot *row_slot(struct row *r, int32_t id)
 {
   struct fl_rwsem_bias_slot *e = row_find(r, id);
-  struct fl_rwsem_bias_slot *home = &r->e[id & (ROW_ENTRIES - 1)];
+  struct fl_rwsem_bias_slot *home = fl_rwsem_bias_home(r->e, id);
   int j;
 
   if (e != NULL)
@@ -324,7 +324,7 @@ int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how)
   struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
   int rc;
 
-  entry_clear(&my_row()->e[fl_load_relaxed(&s->bias_id) & (ROW_ENTRIES - 1)]);
+  entry_clear(fl_rwsem_bias_home(my_row()->e, fl_load_relaxed(&s->bias_id)));
   rc = fl_rwsem_count_down_read(s, &w);
   if (rc == 0)
     bias_restore(s);

@@ -498,11 +498,9 @@ static int handoff_due(const fl_rwsem_t *s, int32_t c)
 {
   uint32_t m;
 
-  if ((c & (WAITERS | HANDOFF)) != WAITERS)
+  if ((c & (WAITERS | HANDOFF)) != WAITERS || !fair(s))
     return 0;
   m = (uint32_t)fl_load_relaxed(&s->mode);
-  if (m & (FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER))
-    return 0;
   return (m & MODE_BARGES) >= BARGE_MAX * BARGE_ONE ||
          (int32_t)(due_after_ns(0) - (m & MODE_DUE)) >= 0;
 }
@@ -518,8 +516,8 @@ static void count_barge(fl_rwsem_t *s)
 {
   int32_t m = fl_load_relaxed(&s->mode);
 
-  if ((uint32_t)m & (FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER))
-    return;   /* passing the queue is what these modes are for */
+  if (!fair(s))
+    return;   /* passing the queue is what the other modes are for */
   while (((uint32_t)m & MODE_BARGES) < BARGE_MAX * BARGE_ONE) {
     int32_t seen = fl_atomic_cmpxchg_relaxed(&s->mode, m, m + BARGE_ONE);
     if (seen == m)
