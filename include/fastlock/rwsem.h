@@ -29,14 +29,19 @@
  * Modes (flags of fl_rwsem_init):
  *   fair (default)  readers and writers compete; once waiters have been
  *                   queued longer than fl_rwsem_set_handoff_ns says
- *                   (1 ms), or threads that were not queued have taken
- *                   the lock past them 8 times, the lock switches to
- *                   phase-fair hand-off until nobody waits: then nobody
- *                   may take the lock past the queue, and it passes from
- *                   all waiting readers (as one batch) to one waiting
- *                   writer and back.  Whichever thread comes to the lock
- *                   next starts the hand-off, so it does not wait for the
- *                   starving waiter to get a CPU.  Nobody starves.
+ *                   (1 ms), a hand-off episode serves them: nobody may
+ *                   take the lock past the queue until the readers queued
+ *                   then have had it (as one batch) and then each writer
+ *                   queued then, one after another; then threads compete
+ *                   again, and the next episode comes due one bound
+ *                   later if anybody still waits.  Whichever thread next
+ *                   releases the lock (or asks for it to write) starts
+ *                   an overdue episode, so it does not wait for the
+ *                   starving waiter to get a CPU.  Nobody starves: a
+ *                   waiter waits about two bounds plus the phases ahead
+ *                   of it.  Between episodes readers that overlap keep a
+ *                   writer out, so a writer under a stream of readers
+ *                   gets the lock about once per bound.
  *   FL_RWSEM_PREFER_READER  a reader gets in whenever no writer holds the
  *                   lock, waiting writers or not.  Writers starve as long
  *                   as readers overlap one another without a gap.
@@ -204,7 +209,8 @@ FL_EXPORT int fl_rwsem_downgrade_write(fl_rwsem_t *s);
 
 /* fl_rwsem_set_handoff_ns: how long waiters in the fair mode wait before
  * phase-fair hand-off is due, in nanoseconds (default 1000000, 1 ms),
- * counted from when the first of them queued; 0 makes it due at once.
+ * counted from when the first of them queued or the previous episode
+ * ended; 0 makes it due at once.
  * Process-wide; waiters read it as they start to wait (for FL_PSHARED,
  * the bound of the process whose thread queued first applies).
  * Errors: EINVAL if ns < 0.  */

@@ -14,6 +14,11 @@
 #define FL_RWSEM_WWAIT 0x8
 #define FL_RWSEM_WGRANT 0x10
 #define FL_RWSEM_BIASED 0x20
+#define FL_RWSEM_WWOKEN 0x80
+
+/* A thread leaving the lock while waiters are queued reads the clock
+ * for the hand-off due time on one visit in this many (rwsem.c).  */
+#define FL_RWSEM_LEAVE_CHECK_EVERY 8
 
 /* The reader field: 17 bits, of which values above FL_RWSEM_READERS_MAX
  * are additions or subtractions in flight past either end.  */

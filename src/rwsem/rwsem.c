@@ -19,7 +19,12 @@
  *                         borrow flips it until the undo flips it back
  *                         (the undo then also does the release work a
  *                         writer may have skipped meanwhile: see below).
- *   bits 13..7   zero.
+ *   bits 13..8   zero.
+ *   bit  7       WWOKEN   a queued writer was woken to compete (HANDOFF
+ *                         off) and has not come back to qlock yet: until
+ *                         it has, a release that finds only writers
+ *                         queued need not take qlock to wake another
+ *                         (release_needs_handoff).
  *   bit  6       never set.  A thread that does not know its TID yet
  *                expects it (FL_RWSEM_NO_TID) in down_write's cmpxchg, so
  *                that its first down_write fails into the slowpath, which
@@ -35,12 +40,12 @@
  *                         them to look (under qlock) takes it over.
  *   bit  3       WWAIT    writers are queued.
  *   bit  2       RWAIT    readers are queued.
- *   bit  1       HANDOFF  hand-off is due (fair mode): the queue has
- *                         waited longer than the bound, or been passed
- *                         BARGE_MAX times (see mode below).  Nobody takes
- *                         the lock past the queue any more, and each
- *                         release hands it on, phase by phase, until the
- *                         queue is empty.
+ *   bit  1       HANDOFF  a hand-off episode is on (fair mode): the
+ *                         queue waited longer than the bound (see mode
+ *                         below).  Nobody takes the lock past the queue,
+ *                         and each release hands it on, phase by phase,
+ *                         until the waiters that were queued when the
+ *                         episode began have all had it.
  *   bit  0       WRITER   a writer holds the lock.
  *
  * 0 is an unlocked lock nobody waits for: down_write's one cmpxchg wants
@@ -66,7 +71,11 @@
  *           queued reader at once: under qlock it adds their READERs to
  *           the count, zeroes the queue and bumps the generation; a
  *           sleeping reader that sees the generation move knows it holds
- *           the lock and goes without touching qlock.  (It would miss its
+ *           the lock and goes without touching qlock.  The granter wakes
+ *           one sleeper, and the first to wake wakes the rest (read_wait):
+ *           a writer that releases to thirty readers on two CPUs is then
+ *           not preempted by thirty wake-ups, to wait for the CPU behind
+ *           all of them (it was, for 40-90 ms a release).  (It would miss its
  *           grant only if exactly 65536 grants came before it looked; but
  *           while it holds the lock no writer phase can come, and readers
  *           are then granted only to join it, once per hand-off episode.)
@@ -80,14 +89,15 @@
  *           releasing, so "owner == my TID" means "I hold it" for EDEADLK
  *           and EPERM.  TIDs are unique across processes: FL_PSHARED too.
  *   mode    bits 0 and 11..8 the flags of fl_rwsem_init; bits 31..12
- *           when hand-off becomes due for the waiters queued now
- *           (start_wait), written under qlock; bits 7..1 how many times
- *           threads that were not queued took the lock past the queue
- *           since it formed (count_barge), up to BARGE_MAX.  Any thread
- *           that comes to a slowpath while waiters are queued checks both
- *           (handoff_due), so that hand-off starts once the queue has
- *           been passed BARGE_MAX times or waited past the bound, even
- *           when the waiter cannot get a CPU to start it itself.
+ *           when the next hand-off episode becomes due for the waiters
+ *           queued now (start_wait, end_episode); bits 7..2 how many
+ *           writer grants the episode in progress still owes, bit 1 that
+ *           it still owes the readers queued at its start their grant
+ *           (start_episode).  All written under qlock.  Any thread that
+ *           comes to a slowpath while waiters are queued checks the due
+ *           time (handoff_due), so that an episode starts once the queue
+ *           has waited past the bound even when the waiter cannot get a
+ *           CPU to start it itself.
  *   bias, bias_id   READ_BIAS: see bias.c.
  *
  * NO LOST WAKE-UPS
@@ -109,12 +119,22 @@
  * read-held: queued readers are admitted as one batch (a grant); a queued
  * writer is either woken to compete for the lock again (as long as
  * HANDOFF is off: this keeps the lock busy while the writer wakes up) or,
- * with HANDOFF on, given the lock (WGRANT).  Under HANDOFF new waiters
- * sleep without a bound of their own.  Which class goes next: fair,
+ * with HANDOFF on, given the lock (WGRANT).  Which class goes next: fair,
  * after a writer the readers, after readers a writer; PREFER_READER the
  * readers whenever some wait; PREFER_WRITER a writer whenever one waits.
  * Readers that find a reader phase in progress join it unless a writer
  * must go first (HANDOFF, or PREFER_WRITER with writers queued).
+ *
+ * HAND-OFF EPISODES (fair mode).  Hand-off costs a sleep and a wake-up per
+ * phase, and a thread the episode served comes back at once and queues
+ * behind it: an episode that lasted until the queue emptied would, with
+ * more threads than CPUs, never end, and the lock would run at the speed
+ * of the scheduler.  So an episode owes grants only to the waiters queued
+ * when it began (one grant to the readers, one to each writer, up to
+ * EPISODE_WRITERS_MAX) and ends when it has paid them; then running
+ * threads take the lock past the queue again, and the next episode comes
+ * due one bound later if anybody still waits.  A waiter therefore waits
+ * at most about two bounds plus the phases ahead of it.
  *
  * Before queueing, a waiter spins a little: at most SPIN_MAX polls, and
  * it gives up early once the count word has stayed the same for
@@ -140,20 +160,22 @@
 #define RWAIT FL_RWSEM_RWAIT
 #define WWAIT FL_RWSEM_WWAIT
 #define WGRANT FL_RWSEM_WGRANT
+#define WWOKEN FL_RWSEM_WWOKEN
 #define BIASED FL_RWSEM_BIASED
 #define READER FL_RWSEM_READER
 #define WAITERS FL_RWSEM_WAITERS
 #define READERS FL_RWSEM_READERS
-#define WAITER_BITS ((uint32_t)WAITERS | RWAIT | WWAIT | HANDOFF)
+#define WAITER_BITS ((uint32_t)WAITERS | RWAIT | WWAIT | HANDOFF | WWOKEN)
 
-/* s->mode: the flags of fl_rwsem_init in bits 0 and 8-11, the barge
- * count in bits 1-7 (count_barge), the hand-off due time above
- * (due_after_ns).  */
+/* s->mode: the flags of fl_rwsem_init in bits 0 and 8-11, what the
+ * episode in progress still owes in bits 1-7 (start_episode), the next
+ * episode's due time above (due_after_ns).  */
 #define MODE_FLAGS 0xf01u
-#define MODE_BARGES 0xfeu
+#define MODE_OWES_READERS 0x2u
+#define MODE_OWES_WRITERS 0xfcu
 #define MODE_DUE 0xfffff000u
-#define BARGE_ONE 0x2
-#define BARGE_MAX 8
+#define EPISODE_WRITER 0x4u
+#define EPISODE_WRITERS_MAX 63u
 #define DUE_SHIFT 12
 
 #define SPIN_MAX 100
@@ -260,10 +282,22 @@ static int lock_free(int32_t c)
   return !(c & WRITER) && READERS(c) == 0;
 }
 
+/* Must a release that left count c must run the hand-off (qlock)?  Only
+ * if the lock is free with waiters, and not when all there is to do is
+ * wake a writer while a woken one is on its way (WWOKEN): that one takes
+ * the lock, or passes it on if it loses.  */
+static int release_needs_handoff(int32_t c)
+{
+  return lock_free(c) && (c & WAITERS) &&
+         (c & (WWOKEN | RWAIT | HANDOFF)) != WWOKEN;
+}
+
+/* Wake after a hand-off: one reader (who wakes the others) and one
+ * writer.  */
 static void wake(fl_rwsem_t *s, int ps, int what)
 {
   if (what & WAKE_READERS)
-    fl_futex_wake((uint32_t *)&s->rwait, INT32_MAX, ps);
+    fl_futex_wake((uint32_t *)&s->rwait, 1, ps);
   if (what & WAKE_WRITER)
     fl_futex_wake((uint32_t *)&s->wwait, 1, ps);
 }
@@ -307,7 +341,8 @@ static void q_unlock(fl_rwsem_t *s, int ps)
 /* ------------------------------------------------------------------ */
 
 /* The waiter bits c should have with nr readers and nw writers queued:
- * HANDOFF stays while anybody is queued and goes with the last.  */
+ * HANDOFF stays while anybody is queued and goes with the last, WWOKEN
+ * with the last writer.  */
 static uint32_t waiter_bits(int32_t c, uint32_t nr, uint32_t nw)
 {
   uint32_t bits = 0;
@@ -315,7 +350,7 @@ static uint32_t waiter_bits(int32_t c, uint32_t nr, uint32_t nw)
   if (nr != 0)
     bits |= RWAIT;
   if (nw != 0)
-    bits |= WWAIT;
+    bits |= WWAIT | ((uint32_t)c & WWOKEN);
   if (nr + nw != 0)
     bits |= (uint32_t)WAITERS | ((uint32_t)c & HANDOFF);
   return bits;
@@ -339,8 +374,8 @@ static uint32_t due_after_ns(int64_t ns)
          << DUE_SHIFT;
 }
 
-/* Nobody is queued any more: the episode's hand-off due time and barge
- * count (start_wait) go too, so that a lock nobody waits for is as it was
+/* Nobody is queued any more: the next episode's due time and what an
+ * episode still owes go too, so that a lock nobody waits for is as it was
  * before anybody waited (a timed waiter that gives up leaves no trace).  */
 static void queue_emptied(fl_rwsem_t *s)
 {
@@ -401,28 +436,100 @@ static int grant_writer(fl_rwsem_t *s, int32_t c, uint32_t nr, uint32_t nw)
   return WAKE_WRITER;
 }
 
+/* Does the episode in progress still owe the queued readers a grant?  */
+static int owes_readers(const fl_rwsem_t *s)
+{
+  return ((uint32_t)fl_load_relaxed(&s->mode) & MODE_OWES_READERS) != 0;
+}
+
+/* Do the queued readers go next (1) rather than a writer (0), on count c
+ * (free or read-held), with writers queued?  Fair: in an episode, once,
+ * as the first phase it can be (readers holding the lock are joined at
+ * once; then the writers it owes follow one another, with no reader
+ * phase between them, since every phase is a sleep and a wake-up);
+ * between episodes, after a writer.  */
+static int readers_go(const fl_rwsem_t *s, int32_t c, enum after after)
+{
+  if (prefers(s, FL_RWSEM_PREFER_READER))
+    return 1;
+  if (prefers(s, FL_RWSEM_PREFER_WRITER))
+    return 0;
+  if (c & HANDOFF)
+    return owes_readers(s);
+  return after == AFTER_WRITER || READERS(c) != 0;
+}
+
 /* The next phase when the lock is free: readers (1) or a writer (0).  */
-static int readers_next(const fl_rwsem_t *s, uint32_t nr, uint32_t nw,
-                        enum after after)
+static int readers_next(const fl_rwsem_t *s, int32_t c, uint32_t nr,
+                        uint32_t nw, enum after after)
 {
   if (nr == 0)
     return 0;
-  if (nw == 0 || prefers(s, FL_RWSEM_PREFER_READER))
-    return 1;
-  if (prefers(s, FL_RWSEM_PREFER_WRITER))
-    return 0;
-  return after == AFTER_WRITER;
+  return nw == 0 || readers_go(s, c, after);
 }
 
-/* May queued readers join readers that hold the lock?  */
+/* May queued readers join readers that hold the lock (count c)?  */
 static int readers_may_join(const fl_rwsem_t *s, int32_t c, uint32_t nw,
                             enum after after)
 {
-  if (nw == 0 || prefers(s, FL_RWSEM_PREFER_READER))
-    return 1;
-  if (prefers(s, FL_RWSEM_PREFER_WRITER))
-    return 0;
-  return !(c & HANDOFF) || after == AFTER_WRITER;
+  return nw == 0 || readers_go(s, c, after);
+}
+
+/* Begin a hand-off episode (qlock held, HANDOFF off): it owes the readers
+ * queued now one grant and each writer queued now one.  */
+static void start_episode(fl_rwsem_t *s)
+{
+  uint32_t nr = FL_RWSEM_QUEUED(fl_load_relaxed(&s->rwait));
+  uint32_t nw = FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait));
+  uint32_t m = (uint32_t)fl_load_relaxed(&s->mode) & (MODE_FLAGS | MODE_DUE);
+
+  if (nr != 0)
+    m |= MODE_OWES_READERS;
+  m |= (nw < EPISODE_WRITERS_MAX ? nw : EPISODE_WRITERS_MAX) * EPISODE_WRITER;
+  fl_store_relaxed(&s->mode, (int32_t)m);
+  fl_atomic_fetch_add_relaxed(&s->count, HANDOFF);
+}
+
+/* Has the episode paid what it owes, as far as anybody it owes is still
+ * queued (nr readers, nw writers)?  A waiter that gave up is owed
+ * nothing; a later one that takes its grant costs nothing extra.  */
+static int episode_paid(const fl_rwsem_t *s, uint32_t nr, uint32_t nw)
+{
+  uint32_t m = (uint32_t)fl_load_relaxed(&s->mode);
+
+  return (nr == 0 || !(m & MODE_OWES_READERS)) &&
+         (nw == 0 || !(m & MODE_OWES_WRITERS));
+}
+
+/* End the episode (qlock held, HANDOFF on, somebody still queued): running
+ * threads may pass the queue again, and the next episode is due one bound
+ * from now.  */
+static void end_episode(fl_rwsem_t *s)
+{
+  uint32_t m = (uint32_t)fl_load_relaxed(&s->mode) & MODE_FLAGS;
+
+  fl_store_relaxed(&s->mode, (int32_t)(m | due_after_ns(fl_load_relaxed(&handoff_ns))));
+  fl_atomic_fetch_add_relaxed(&s->count, -HANDOFF);
+}
+
+/* A grant under HANDOFF (granted: WAKE_READERS or WAKE_WRITER) pays the
+ * episode; once it has paid all it owes, it ends.  If the grant emptied
+ * the queue, the episode is gone already (HANDOFF went with the last
+ * waiter, and the mode word was reset).  */
+static void episode_pay(fl_rwsem_t *s, int granted)
+{
+  uint32_t m = (uint32_t)fl_load_relaxed(&s->mode);
+
+  if (!(fl_load_relaxed(&s->count) & HANDOFF))
+    return;
+  if (granted == WAKE_READERS)
+    m &= ~MODE_OWES_READERS;
+  else if (m & MODE_OWES_WRITERS)
+    m -= EPISODE_WRITER;
+  fl_store_relaxed(&s->mode, (int32_t)m);
+  if (episode_paid(s, FL_RWSEM_QUEUED(fl_load_relaxed(&s->rwait)),
+                   FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait))))
+    end_episode(s);
 }
 
 /* Pass the lock on to the queue if it is free, or let queued readers join
@@ -438,6 +545,10 @@ static int handoff(fl_rwsem_t *s, enum after after)
 
     if (nr + nw == 0 || (c & WRITER))
       return 0;   /* the writer's release will come back here */
+    if ((c & HANDOFF) && episode_paid(s, nr, nw)) {
+      end_episode(s);
+      continue;
+    }
     if (readers != 0) {
       /* Held by readers (or readers in flight, who come back here if
        * they leave it free).  */
@@ -445,19 +556,27 @@ static int handoff(fl_rwsem_t *s, enum after after)
           !readers_may_join(s, c, nw, after))
         return 0;
       woken = grant_readers(s, c, nr, nw);
-    } else if (readers_next(s, nr, nw, after)) {
+    } else if (readers_next(s, c, nr, nw, after)) {
       woken = grant_readers(s, c, nr, nw);
     } else if (c & HANDOFF) {
       woken = grant_writer(s, c, nr, nw);
     } else {
       /* Wake one writer to compete: whoever gets there first may keep the
-       * lock busy meanwhile.  It stays queued until it wins.  Relaxed:
-       * the new sequence only makes a sleeper look again.  */
+       * lock busy meanwhile.  It stays queued until it wins.  One at a
+       * time: while WWOKEN says one is on its way, it will be the one to
+       * pass the lock on if it loses.  Relaxed: the new sequence only
+       * makes a sleeper look again, and WWOKEN is ours (qlock).  */
+      if (c & WWOKEN)
+        return 0;
+      fl_atomic_fetch_add_relaxed(&s->count, WWOKEN);
       fl_atomic_fetch_add_relaxed(&s->wwait, 0x10000);
       return WAKE_WRITER;
     }
-    if (woken)
+    if (woken) {
+      if (c & HANDOFF)
+        episode_pay(s, woken);
       return woken;
+    }
   }
 }
 
@@ -474,10 +593,11 @@ static const struct timespec *start_wait(fl_rwsem_t *s, int first,
 {
   int32_t ns = fl_load_relaxed(&handoff_ns);
 
-  /* Under hand-off the waiter needs no bound of its own: the queue is
-   * served in order, and a timer would let it wake and claim a writer's
-   * grant (write_wait) before the longer-waiting writer that the grant
-   * woke gets a CPU.  */
+  /* During an episode the waiter needs no bound of its own: the next
+   * episode comes due one bound after this one ends, and every thread
+   * that comes to the lock meanwhile looks (handoff_due); a timer would
+   * let it wake and claim a writer's grant (write_wait) before the
+   * longer-waiting writer that the grant woke gets a CPU.  */
   if (!fair(s) || (fl_load_relaxed(&s->count) & HANDOFF))
     return w->abstime;
   if (first)
@@ -489,11 +609,11 @@ static const struct timespec *start_wait(fl_rwsem_t *s, int first,
   return bound;
 }
 
-/* Is hand-off overdue on count c: fair mode, waiters queued since longer
- * than the bound or passed BARGE_MAX times, hand-off not on yet?
- * Without qlock the mode word read may be an older episode's: hand-off
- * then starts early or late, which is harmless (the waiters' own timers
- * bound "late"), and start_handoff looks again under qlock.  */
+/* Is a hand-off episode overdue on count c: fair mode, waiters queued
+ * past the due time, no episode on?  Without qlock the mode word read may
+ * be an older episode's: an episode then starts early or late, which is
+ * harmless (the waiters' own timers bound "late"), and start_handoff
+ * looks again under qlock.  */
 static int handoff_due(const fl_rwsem_t *s, int32_t c)
 {
   uint32_t m;
@@ -501,50 +621,47 @@ static int handoff_due(const fl_rwsem_t *s, int32_t c)
   if ((c & (WAITERS | HANDOFF)) != WAITERS || !fair(s))
     return 0;
   m = (uint32_t)fl_load_relaxed(&s->mode);
-  return (m & MODE_BARGES) >= BARGE_MAX * BARGE_ONE ||
-         (int32_t)(due_after_ns(0) - (m & MODE_DUE)) >= 0;
+  return (int32_t)(due_after_ns(0) - (m & MODE_DUE)) >= 0;
 }
 
-/* A thread that is not queued took the lock past queued waiters.  Each
- * such pass lets the passer do one more critical section while the
- * waiters do none: after BARGE_MAX of them, hand-off is due (on 2 CPUs a
- * running thread can pass a sleeping waiter thousands of times within
- * the time bound).  A compare-and-swap, so the count cannot run into the
- * flags above it; a reset (start_wait, queue_emptied) may overwrite an
- * increment: the count is a bound, not a tally.  */
-static void count_barge(fl_rwsem_t *s)
+/* handoff_due for a thread that has just released the lock, as every
+ * release does while waiters are queued: it reads the clock on one visit
+ * in FL_RWSEM_LEAVE_CHECK_EVERY of this thread.  Under kvm-clock a clock
+ * read costs 26-45 ns, more than the lock itself, and an episode that
+ * starts a few releases late is still on time.  A thread that seldom
+ * comes here is seldom what keeps the waiters out.  */
+static __thread unsigned leave_visits __attribute__((tls_model("initial-exec")));
+
+static int due_on_leaving(const fl_rwsem_t *s, int32_t c)
 {
-  int32_t m = fl_load_relaxed(&s->mode);
-
-  if (!fair(s))
-    return;   /* passing the queue is what the other modes are for */
-  while (((uint32_t)m & MODE_BARGES) < BARGE_MAX * BARGE_ONE) {
-    int32_t seen = fl_atomic_cmpxchg_relaxed(&s->mode, m, m + BARGE_ONE);
-    if (seen == m)
-      return;
-    m = seen;
-  }
+  if ((c & (WAITERS | HANDOFF)) != WAITERS || !fair(s) ||
+      ++leave_visits % FL_RWSEM_LEAVE_CHECK_EVERY != 0)
+    return 0;
+  return handoff_due(s, c);
 }
 
-/* A waiter waited past the bound: turn hand-off on (qlock held) and pass
- * the lock on, since nobody may now take it past the queue.  */
+/* A waiter waited past the bound: begin an episode unless one is on
+ * (qlock held), and pass the lock on, since nobody may now take it past
+ * the queue.  */
 static int starving(fl_rwsem_t *s)
 {
   if (!(fl_load_relaxed(&s->count) & HANDOFF))
-    fl_atomic_fetch_add_relaxed(&s->count, HANDOFF);
+    start_episode(s);
   return handoff(s, AFTER_NONE);
 }
 
-/* A thread that is not queued found hand-off overdue: turn it on for the
- * waiters, unless the queue emptied meanwhile.  */
-static void start_handoff(fl_rwsem_t *s)
+/* A thread that is not queued found an episode overdue (due) or left the
+ * lock in need of a hand-off: begin the episode if it is still due, and
+ * pass the lock on (after: who left it, if anybody).  */
+static void start_handoff(fl_rwsem_t *s, int due, enum after after)
 {
   int ps = pshared(s);
-  int w = 0;
+  int w;
 
   q_lock(s, ps);
-  if (handoff_due(s, fl_load_relaxed(&s->count)))
-    w = starving(s);
+  if (due && handoff_due(s, fl_load_relaxed(&s->count)))
+    start_episode(s);
+  w = handoff(s, after);
   q_unlock(s, ps);
   wake(s, ps, w);
 }
@@ -561,7 +678,7 @@ static int read_back_out(fl_rwsem_t *s, int locked)
   int32_t c = fl_atomic_fetch_add_relaxed(&s->count, -READER) - READER;
   int ps, w;
 
-  if (!lock_free(c) || !(c & WAITERS))
+  if (!release_needs_handoff(c))
     return 0;
   if (locked)
     return handoff(s, AFTER_READERS);
@@ -591,15 +708,13 @@ static int read_settle(fl_rwsem_t *s, int32_t c, int how)
     read_back_out(s, 0);
     return how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
   }
-  if (reader_may_stay(s, c)) {
-    if (!handoff_due(s, c)) {
-      if (c & WAITERS)
-        count_barge(s);
-      return 0;
-    }
-    /* A waiter is overdue: hand-off starts now, and we queue too.  */
-    start_handoff(s);
-  }
+  /* Even past an overdue waiter: the due time is looked at on the way
+   * out (fl_rwsem_up_read_slowpath), since reading the clock here would
+   * lengthen every read hold while waiters are queued, and with readers
+   * overlapping on every CPU the lock would never come free for a writer
+   * between episodes.  */
+  if (reader_may_stay(s, c))
+    return 0;
   read_back_out(s, 0);
   return READ_WAIT;
 }
@@ -638,7 +753,7 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   const struct timespec *until;
   uint32_t gen;
   int32_t rw, c;
-  int woken = 0, expired = 0, bound_passed = 0, tried = 0, handed = 0, rc;
+  int woken = 0, expired = 0, bound_passed = 0, tried = 0, handed = 0, slept = 0, rc;
 
   q_lock(s, ps);
   if (FL_RWSEM_QUEUED(fl_load_relaxed(&s->rwait)) == FL_RWSEM_QUEUED_MAX) {
@@ -692,8 +807,15 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     /* Sleep until granted, without qlock: the grant needs nothing of us. */
     for (;;) {
       rw = fl_load_acquire(&s->rwait);
-      if (FL_RWSEM_SEQ(rw) != gen)
+      if (FL_RWSEM_SEQ(rw) != gen) {
+        /* Granted: wake the readers the granter left asleep (see rwait
+         * above).  A reader that never slept was not what the granter
+         * woke.  */
+        if (slept)
+          fl_futex_wake((uint32_t *)&s->rwait, INT32_MAX, ps);
         return 0;
+      }
+      slept = 1;
       rc = fl_futex_wait((uint32_t *)&s->rwait, (uint32_t)rw, ps, w->clock, until);
       if (rc == ETIMEDOUT)
         break;
@@ -746,7 +868,7 @@ int fl_rwsem_up_read_slowpath(fl_rwsem_t *s, int32_t old)
 {
   uint32_t readers = READERS(old);
   int32_t c;
-  int ps, w;
+  int ps, w, due;
 
   if (readers == 0 || readers >= FL_RWSEM_UNDERFLOW) {
     /* There was no read lock to release: undo.  If a writer released
@@ -762,13 +884,9 @@ int fl_rwsem_up_read_slowpath(fl_rwsem_t *s, int32_t old)
     return EPERM;
   }
   c = old - READER;
-  if (lock_free(c) && (c & WAITERS)) {
-    ps = pshared(s);
-    q_lock(s, ps);
-    w = handoff(s, AFTER_READERS);
-    q_unlock(s, ps);
-    wake(s, ps, w);
-  }
+  due = due_on_leaving(s, c);
+  if (due || release_needs_handoff(c))
+    start_handoff(s, due, AFTER_READERS);
   return 0;
 }
 
@@ -797,17 +915,6 @@ static int write_grab(fl_rwsem_t *s, int32_t c)
   return 0;
 }
 
-/* write_grab for a thread that is not queued: a pass of queued waiters
- * is counted.  */
-static int write_barge(fl_rwsem_t *s, int32_t c)
-{
-  if (!write_grab(s, c))
-    return 0;
-  if (fl_load_relaxed(&s->count) & WAITERS)
-    count_barge(s);
-  return 1;
-}
-
 static int write_spin(fl_rwsem_t *s)
 {
   int32_t last = 0;
@@ -818,7 +925,7 @@ static int write_spin(fl_rwsem_t *s)
 
     if (c & HANDOFF)
       break;
-    if (write_barge(s, c))
+    if (write_grab(s, c))
       return 1;
     if (c == last) {
       stale++;
@@ -838,7 +945,7 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   const struct timespec *until;
   uint32_t seq;
   int32_t ww;
-  int woken = 0, expired = 0, bound_passed = 0, handed = 0;
+  int woken = 0, expired = 0, bound_passed = 0, handed = 0, spun, rc;
 
   q_lock(s, ps);
   if (FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait)) == FL_RWSEM_QUEUED_MAX) {
@@ -888,17 +995,30 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     q_unlock(s, ps);
     wake(s, ps, woken);
     woken = 0;
-    if (fl_futex_wait((uint32_t *)&s->wwait, (uint32_t)ww, ps, w->clock,
-                      until) == ETIMEDOUT) {
-      q_lock(s, ps);
+    rc = fl_futex_wait((uint32_t *)&s->wwait, (uint32_t)ww, ps, w->clock, until);
+    /* Woken to compete: spin for the lock as a newcomer would, still
+     * queued, with WWOKEN up so that releases meanwhile leave qlock
+     * alone.  */
+    spun = rc == 0 && write_spin(s);
+    q_lock(s, ps);
+    /* Back under qlock (woken or not: any writer back here will do), the
+     * one on its way has arrived: from now on releases wake again.  Our
+     * load of the count after this comes later in its modification order,
+     * so it sees every release that relied on WWOKEN.  */
+    if (fl_load_relaxed(&s->count) & WWOKEN)
+      fl_atomic_fetch_add_relaxed(&s->count, -WWOKEN);
+    if (spun) {
+      fl_atomic_fetch_add_relaxed(&s->wwait, -1);
+      sync_waiter_bits(s);
+      break;
+    }
+    if (rc == ETIMEDOUT) {
       if (until == w->abstime) {
         expired = 1;
       } else {
         bound_passed = 1;
         until = w->abstime;
       }
-    } else {
-      q_lock(s, ps);
     }
     handed = 0;
   }
@@ -923,10 +1043,10 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   if (writer_is_me(s, c))
     return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
   if (handoff_due(s, c)) {
-    start_handoff(s);
+    start_handoff(s, 1, AFTER_NONE);
     c = fl_load_relaxed(&s->count);
   }
-  if (!write_barge(s, c)) {
+  if (!write_grab(s, c)) {
     if (w->how == FL_RWSEM_TRY)
       return EBUSY;
     if (!write_spin(s))
@@ -953,13 +1073,14 @@ int fl_rwsem_down_write_slowpath(fl_rwsem_t *s, int how)
 
 int fl_rwsem_up_write_slowpath(fl_rwsem_t *s)
 {
-  int ps = pshared(s);
-  int w;
+  /* A later count than our release left: if it still asks for nothing
+   * but a writer's wake-up while one is on its way, that one saw (or will
+   * see) our release.  */
+  int32_t c = fl_load_relaxed(&s->count);
+  int due = due_on_leaving(s, c);
 
-  q_lock(s, ps);
-  w = handoff(s, AFTER_WRITER);
-  q_unlock(s, ps);
-  wake(s, ps, w);
+  if (due || (c & (WWOKEN | RWAIT | HANDOFF)) != WWOKEN)
+    start_handoff(s, due, AFTER_WRITER);
   return 0;
 }
 
