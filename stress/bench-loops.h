@@ -28,8 +28,9 @@
   {                                                                         \
     T *obj = obj_;                                                          \
     uint64_t n = 0;                                                         \
+    int phase = BENCH_WARMUP;                                               \
     setup;                                                                  \
-    while (bench_running(t)) {                                              \
+    while ((phase = bench_phase(t, phase, n)) != BENCH_STOP) {              \
       if ((n & t->sample_mask) == 0) {                                      \
         uint64_t c0 = fl_cycles();                                          \
         lock;                                                               \
@@ -41,7 +42,7 @@
       unlock;                                                               \
       n++;                                                                  \
     }                                                                       \
-    t->ops = n;                                                             \
+    t->ops = n - t->warm_ops;                                               \
   }
 
 /* A timed loop of one operation with no acquisition to time (counters). */
@@ -50,12 +51,13 @@
   {                                                                         \
     T *obj = obj_;                                                          \
     uint64_t n = 0;                                                         \
+    int phase = BENCH_WARMUP;                                               \
     (void)obj;                                                              \
-    while (bench_running(t)) {                                              \
+    while ((phase = bench_phase(t, phase, n)) != BENCH_STOP) {              \
       op;                                                                   \
       n++;                                                                  \
     }                                                                       \
-    t->ops = n;                                                             \
+    t->ops = n - t->warm_ops;                                               \
   }
 
 /* n uncontended lock/unlock pairs.  */

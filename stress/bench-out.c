@@ -128,11 +128,14 @@ static const char *section_title(const struct bench_test *t)
 static void print_method(FILE *out, const struct bench_plan *p,
                          const struct fl_context *ctx, const char *prefix)
 {
-  fprintf(out, "%smethod:     timed runs of %gs%s; %d repetitions, implementations "
-          "interleaved, the median run reported; acquire latency sampled 1 in %d "
-          "with %s; untimed loops of about %gs\n", prefix, p->duration,
+  fprintf(out, "%smethod:     timed runs of %gs%s, each after an uncounted warm-up "
+          "(%gs: a quarter of the run, 0.02s to 0.1s); %d repetitions, implementations "
+          "interleaved, the median run reported; acquire latency timed with %s, "
+          "1 in %d at first and half as often each time 8192 samples fill up; "
+          "untimed loops of about %gs\n", prefix, p->duration,
           p->seed_table ? " (rwsem tests: the seed's 10s, 50s for rwsem-xx)" : "",
-          p->reps, BENCH_SAMPLE_EVERY, ctx->ticks_name, bench_loop_target(p));
+          bench_warmup_s(p->duration), p->reps, ctx->ticks_name, BENCH_SAMPLE_EVERY,
+          bench_loop_target(p));
 }
 
 void bench_print_table(FILE *out, const struct bench_plan *p,
@@ -332,9 +335,11 @@ void bench_print_json(FILE *out, const struct bench_plan *p, const struct fl_con
   fprintf(out, ",\n    \"config\": ");
   json_string(out, ctx->config);
   fprintf(out, "\n  },\n  \"method\": {\n    \"duration_s\": %.6g,\n"
+          "    \"warmup_s\": %.6g,\n"
           "    \"seed_table\": %s,\n    \"reps\": %d,\n"
           "    \"latency_sample_every\": %d,\n    \"loop_target_s\": %.6g\n"
-          "  },\n  \"results\": [", p->duration, p->seed_table ? "true" : "false",
+          "  },\n  \"results\": [", p->duration, bench_warmup_s(p->duration),
+          p->seed_table ? "true" : "false",
           p->reps, BENCH_SAMPLE_EVERY, bench_loop_target(p));
   for (i = 0; i < ncells; i++) {
     const struct bench_cell *c = &cells[i];

@@ -88,6 +88,9 @@ struct bench_run {
 /* Total operations per second of a timed run.  */
 double bench_run_rate(const struct bench_run *r);
 
+/* The warm-up before a timed run of seconds: a quarter of it, at least
+ * 20 ms and at most 100 ms.  */
+double bench_warmup_s(double seconds);
 void bench_run_timed(const struct bench_impl *impl, const struct bench_test *test,
                      struct bench_run *out);
 /* *iterations 0: find a count that takes about target_s, and keep it. */

@@ -1,12 +1,14 @@
 /* stress/bench-run.c: one run of one implementation in one test.
  *
  * Timed: the threads of both classes wait on a barrier, run their loops
- * until the main thread, asleep for the test's duration, raises stop; the
- * run lasts from the barrier to stop.  Each thread times one acquisition
- * in BENCH_SAMPLE_EVERY with fl_cycles (two counter reads around the lock
- * call; the other acquisitions run untouched), thinning its samples when
- * its buffer fills, so that the percentiles weigh every thread by the
- * acquisitions it made.
+ * through a warm-up (bench_warmup_s) that is not counted, and are
+ * measured from then until the main thread, asleep for the test's
+ * duration, says stop; the run lasts from the end of the warm-up to stop.
+ * Each thread times one acquisition in BENCH_SAMPLE_EVERY at first with
+ * fl_cycles (two counter reads around the lock call; the other
+ * acquisitions run untouched), thinning its samples when its buffer
+ * fills, so that the percentiles weigh every thread by the acquisitions
+ * it made.
  *
  * Untimed: one thread calls one loop of the implementation for a count
  * of iterations found once (about target_s), timed by CLOCK_MONOTONIC
@@ -150,17 +152,31 @@ static void class_stats(struct worker *w, int n, int cls, struct bench_class_run
   free(all);
 }
 
+double bench_warmup_s(double seconds)
+{
+  double w = seconds / 4;
+
+  return w < 0.02 ? 0.02 : w > 0.1 ? 0.1 : w;
+}
+
+static void sleep_ns(int64_t ns)
+{
+  struct timespec deadline = fl_deadline_after_ns(CLOCK_MONOTONIC, ns);
+
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
+    ;
+}
+
 void bench_run_timed(const struct bench_impl *impl, const struct bench_test *test,
                      struct bench_run *out)
 {
   int n = test->threads[0] + test->threads[1], k, rc;
   void *obj = new_object(impl);
   struct bench_data *data = xaligned(sizeof *data);
-  int *stop = xaligned(sizeof *stop);
+  int *phase = xaligned(sizeof *phase);
   struct worker *w = xaligned((size_t)n * sizeof *w);
   pthread_barrier_t start;
   pthread_attr_t attr;
-  struct timespec deadline;
   int64_t t0, t1;
 
   pthread_barrier_init(&start, NULL, (unsigned)n + 1);
@@ -171,7 +187,7 @@ void bench_run_timed(const struct bench_impl *impl, const struct bench_test *tes
     w[k].obj = obj;
     w[k].cls = k < test->threads[0] ? 0 : 1;
     w[k].start = &start;
-    w[k].t.stop = stop;
+    w[k].t.phase = phase;
     w[k].t.data = data;
     w[k].t.sample_mask = BENCH_SAMPLE_EVERY - 1;
     w[k].t.samples = malloc(BENCH_SAMPLES_MAX * sizeof *w[k].t.samples);
@@ -189,11 +205,11 @@ void bench_run_timed(const struct bench_impl *impl, const struct bench_test *tes
   pthread_attr_destroy(&attr);
 
   pthread_barrier_wait(&start);
+  sleep_ns((int64_t)(bench_warmup_s(test->seconds) * 1e9));
+  __atomic_store_n(phase, BENCH_MEASURE, __ATOMIC_RELAXED);
   t0 = fl_clock_ns(CLOCK_MONOTONIC);
-  deadline = fl_deadline_after_ns(CLOCK_MONOTONIC, (int64_t)(test->seconds * 1e9));
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
-    ;
-  __atomic_store_n(stop, 1, __ATOMIC_RELAXED);
+  sleep_ns((int64_t)(test->seconds * 1e9));
+  __atomic_store_n(phase, BENCH_STOP, __ATOMIC_RELAXED);
   t1 = fl_clock_ns(CLOCK_MONOTONIC);
   for (k = 0; k < n; k++)
     pthread_join(w[k].tid, NULL);
@@ -208,7 +224,7 @@ void bench_run_timed(const struct bench_impl *impl, const struct bench_test *tes
   for (k = 0; k < n; k++)
     free(w[k].t.samples);
   free(w);
-  free(stop);
+  free(phase);
   free(data);
   impl->destroy(obj);
   free(obj);

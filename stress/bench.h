@@ -27,8 +27,10 @@ enum bench_kind { BENCH_RWSEM, BENCH_SPIN, BENCH_COUNTER, BENCH_NKINDS };
 /* The most threads one test may start.  */
 #define BENCH_MAX_THREADS 512
 
-/* One in (sample_mask + 1) acquisitions is timed at first.  */
-#define BENCH_SAMPLE_EVERY 64
+/* One in (sample_mask + 1) acquisitions is timed at first: all of them,
+ * so that a thread that acquires seldom (a writer among thirty readers)
+ * still has its latency measured.  */
+#define BENCH_SAMPLE_EVERY 1
 /* Samples kept per thread; when full, every other one is dropped and the
  * sampling interval doubles, so the samples stay evenly spread.  */
 #define BENCH_SAMPLES_MAX 8192
@@ -40,12 +42,19 @@ struct bench_data {
   uint32_t value;
 } __attribute__((aligned(128)));
 
-/* One thread of a timed run.  Its loop reads stop and writes the rest;
+/* The phases of a timed run, in the word the main thread writes: the
+ * threads warm up (nothing they do is counted: whichever threads the
+ * scheduler runs first after the start barrier would otherwise have the
+ * lock to themselves for a slice or two), are measured, then stop.  */
+enum { BENCH_WARMUP, BENCH_MEASURE, BENCH_STOP };
+
+/* One thread of a timed run.  Its loop reads phase and writes the rest;
  * the main thread reads them after the join.  */
 struct bench_thread {
-  const int *stop;
+  const int *phase;
   struct bench_data *data;
-  uint64_t ops;
+  uint64_t ops;              /* measured operations */
+  uint64_t warm_ops;         /* operations before the measured phase */
   uint32_t sink;             /* keeps readers' loads alive */
   uint64_t sample_mask;
   uint64_t *samples;         /* acquire latencies in fl_cycles ticks */
@@ -104,9 +113,18 @@ __attribute__((noreturn)) void bench_op_failed(const char *what, int err);
 /* Halve t's samples and the sampling rate (bench-run.c).  */
 void bench_thin_samples(struct bench_thread *t);
 
-static inline int bench_running(const struct bench_thread *t)
+/* The phase of the run for a loop that saw phase seen and has done n
+ * operations.  Leaving the warm-up (to measure, or straight to stop)
+ * marks where counting starts and drops the warm-up's samples.  */
+static inline int bench_phase(struct bench_thread *t, int seen, uint64_t n)
 {
-  return !__atomic_load_n(t->stop, __ATOMIC_RELAXED);
+  int p = __atomic_load_n(t->phase, __ATOMIC_RELAXED);
+
+  if (__builtin_expect(p != seen, 0) && seen == BENCH_WARMUP) {
+    t->warm_ops = n;
+    t->nsamples = 0;
+  }
+  return p;
 }
 
 static inline void bench_sample(struct bench_thread *t, uint64_t ticks)

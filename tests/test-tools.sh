@@ -183,11 +183,12 @@ assert doc["tool"] == "fastlock-bench" and doc["format"] == 1
 keys(doc["context"], {"cpu": str, "online_cpus": int, "ticks": str, "ticks_per_ns": num,
                       "kernel": str, "libc": str, "compiler": str, "config": str},
      "context")
-keys(doc["method"], {"duration_s": num, "seed_table": bool, "reps": int,
+keys(doc["method"], {"duration_s": num, "warmup_s": num, "seed_table": bool, "reps": int,
                      "latency_sample_every": int, "loop_target_s": num}, "method")
 common = {"test": str, "kind": str, "type": str, "impl": str, "family": str,
           "reference": str, "reps": int, "ran_as": (str, type(None))}
 seen = set()
+timed_ops = 0
 for r in doc["results"]:
     where = "%s/%s" % (r.get("test"), r.get("impl"))
     assert r.get("kind") in ("rwsem", "spin", "counter"), where
@@ -201,7 +202,11 @@ for r in doc["results"]:
         assert r.get("type") == "timed", where
         keys(r, dict(common, seconds=num, runs_ops_per_s=list, classes=list), where)
         assert r["seconds"] > 0 and len(r["runs_ops_per_s"]) == r["reps"] == 2, where
-        assert r["classes"] and sum(c["ops"] for c in r["classes"]) > 0, where
+        # A 10 ms window may see no acquisition at all of a spinning peer
+        # whose holder the scheduler preempted (ck-rwlock, 6 threads on 2
+        # CPUs): the run as a whole must count some, below.
+        assert r["classes"], where
+        timed_ops += sum(c["ops"] for c in r["classes"])
         for c in r["classes"]:
             keys(c, {"class": str, "threads": int, "ops": int, "ops_per_s": num,
                      "ratio": (int, float, type(None)), "thread_min_ops_per_s": num,
@@ -218,6 +223,7 @@ for r in doc["results"]:
     if r["impl"] == r["reference"] and r.get("ratio", 1) is not None:
         assert r.get("ratio", 1) == 1, where
     seen.add((r["test"], r["impl"]))
+assert timed_ops > 0, "no timed run counted an operation"
 rw = [r for r in doc["results"] if r["test"] == "rwsem-rw"]
 assert rw and all([c["class"] for c in r["classes"]] == ["read", "write"] and
                   [c["threads"] for c in r["classes"]] == [4, 2] for r in rw), "rwsem-rw"

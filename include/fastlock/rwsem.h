@@ -119,11 +119,14 @@ typedef struct fl_rwsem {
 #define FL_RWSEM_READER_SHIFT 14
 #define FL_RWSEM_READER (1 << FL_RWSEM_READER_SHIFT)
 #define FL_RWSEM_WAITERS INT32_MIN       /* the sign bit: someone waits */
+#define FL_RWSEM_RSTOP 0x200             /* readers may not pass waiters */
 /* down_read leaves its fastpath when the count word it added to had a
- * writer, hand-off or waiters, or 0x8000 readers or more (bits 29 and 30
- * of the reader field: the slowpath tells a full field from a busy one).  */
+ * writer, hand-off, waiting writers that readers may not pass, or 0x8000
+ * readers or more (bits 29 and 30 of the reader field: the slowpath tells
+ * a full field from a busy one).  Waiters alone do not stop a reader:
+ * between hand-off episodes readers may pass them.  */
 #define FL_RWSEM_READ_FAILED \
-  (FL_RWSEM_WAITERS | 0x60000000 | FL_RWSEM_HANDOFF | FL_RWSEM_WRITER)
+  (FL_RWSEM_RSTOP | 0x60000000 | FL_RWSEM_HANDOFF | FL_RWSEM_WRITER)
 
 /* How a slowpath may wait.  */
 #define FL_RWSEM_BLOCK 0

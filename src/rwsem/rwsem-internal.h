@@ -15,6 +15,7 @@
 #define FL_RWSEM_WGRANT 0x10
 #define FL_RWSEM_BIASED 0x20
 #define FL_RWSEM_WWOKEN 0x80
+#define FL_RWSEM_WTURN 0x100
 
 /* A thread leaving the lock while waiters are queued reads the clock
  * for the hand-off due time on one visit in this many (rwsem.c).  */

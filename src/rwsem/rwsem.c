@@ -19,7 +19,18 @@
  *                         borrow flips it until the undo flips it back
  *                         (the undo then also does the release work a
  *                         writer may have skipped meanwhile: see below).
- *   bits 13..8   zero.
+ *   bits 13..10  zero.
+ *   bit  9       RSTOP    PREFER_WRITER with writers queued: readers may
+ *                         not pass them, so down_read's fastpath fails.
+ *                         (In the other modes readers pass waiters
+ *                         except in an episode, which HANDOFF stops.)
+ *   bit  8       WTURN    a woken writer lost the lock to one that was not
+ *                         queued: the queued writers' turn.  No writer
+ *                         that has not waited may take the lock, and the
+ *                         next release that leaves it free gives it to a
+ *                         queued writer (WGRANT).  A running writer
+ *                         passes a sleeping one at most once per wake-up,
+ *                         as in the kernel's mutex hand-off.
  *   bit  7       WWOKEN   a queued writer was woken to compete (HANDOFF
  *                         off) and has not come back to qlock yet: until
  *                         it has, a release that finds only writers
@@ -161,11 +172,14 @@
 #define WWAIT FL_RWSEM_WWAIT
 #define WGRANT FL_RWSEM_WGRANT
 #define WWOKEN FL_RWSEM_WWOKEN
+#define WTURN FL_RWSEM_WTURN
+#define RSTOP FL_RWSEM_RSTOP
 #define BIASED FL_RWSEM_BIASED
 #define READER FL_RWSEM_READER
 #define WAITERS FL_RWSEM_WAITERS
 #define READERS FL_RWSEM_READERS
-#define WAITER_BITS ((uint32_t)WAITERS | RWAIT | WWAIT | HANDOFF | WWOKEN)
+#define WAITER_BITS \
+  ((uint32_t)WAITERS | RWAIT | WWAIT | HANDOFF | WWOKEN | WTURN | RSTOP)
 
 /* s->mode: the flags of fl_rwsem_init in bits 0 and 8-11, what the
  * episode in progress still owes in bits 1-7 (start_episode), the next
@@ -270,10 +284,12 @@ static int reader_may_stay(const fl_rwsem_t *s, int32_t c)
          !(prefers(s, FL_RWSEM_PREFER_WRITER) && (c & WWAIT));
 }
 
-/* May a writer take the lock from count c, past the queue if any?  */
-static int writer_may_take(const fl_rwsem_t *s, int32_t c)
+/* May a writer take the lock from count c, past the queue if any?  One
+ * that has waited in the queue (waited) may in the queued writers' turn.  */
+static int writer_may_take(const fl_rwsem_t *s, int32_t c, int waited)
 {
   return !(c & (WRITER | HANDOFF)) && READERS(c) == 0 &&
+         (waited || !(c & WTURN)) &&
          !(prefers(s, FL_RWSEM_PREFER_READER) && (c & RWAIT));
 }
 
@@ -342,15 +358,18 @@ static void q_unlock(fl_rwsem_t *s, int ps)
 
 /* The waiter bits c should have with nr readers and nw writers queued:
  * HANDOFF stays while anybody is queued and goes with the last, WWOKEN
- * with the last writer.  */
-static uint32_t waiter_bits(int32_t c, uint32_t nr, uint32_t nw)
+ * and WTURN with the last writer.  */
+static uint32_t waiter_bits(const fl_rwsem_t *s, int32_t c, uint32_t nr,
+                            uint32_t nw)
 {
   uint32_t bits = 0;
 
   if (nr != 0)
     bits |= RWAIT;
   if (nw != 0)
-    bits |= WWAIT | ((uint32_t)c & WWOKEN);
+    bits |= WWAIT | ((uint32_t)c & (WWOKEN | WTURN));
+  if (nw != 0 && prefers(s, FL_RWSEM_PREFER_WRITER))
+    bits |= RSTOP;
   if (nr + nw != 0)
     bits |= (uint32_t)WAITERS | ((uint32_t)c & HANDOFF);
   return bits;
@@ -390,7 +409,7 @@ static void sync_waiter_bits(fl_rwsem_t *s)
   int32_t c = fl_load_relaxed(&s->count);
   uint32_t nr = FL_RWSEM_QUEUED(fl_load_relaxed(&s->rwait));
   uint32_t nw = FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait));
-  int32_t d = bits_delta(c, waiter_bits(c, nr, nw));
+  int32_t d = bits_delta(c, waiter_bits(s, c, nr, nw));
 
   if (d != 0)
     fl_atomic_fetch_add_relaxed(&s->count, d);
@@ -403,7 +422,7 @@ static void sync_waiter_bits(fl_rwsem_t *s)
 static int grant_readers(fl_rwsem_t *s, int32_t c, uint32_t nr, uint32_t nw)
 {
   int32_t want = (int32_t)((uint32_t)c + nr * (uint32_t)READER) +
-                 bits_delta(c, waiter_bits(c, 0, nw));
+                 bits_delta(c, waiter_bits(s, c, 0, nw));
   int32_t rw;
 
   /* Acquire: the readers we admit must see what the last writer
@@ -419,11 +438,12 @@ static int grant_readers(fl_rwsem_t *s, int32_t c, uint32_t nr, uint32_t nw)
   return WAKE_READERS;
 }
 
-/* HANDOFF: give the free lock c to one of the nw queued writers.  */
+/* HANDOFF or WTURN: give the free lock c to one of the nw queued
+ * writers; that ends the queued writers' turn.  */
 static int grant_writer(fl_rwsem_t *s, int32_t c, uint32_t nr, uint32_t nw)
 {
   int32_t want = (int32_t)((uint32_t)c + WRITER + WGRANT) +
-                 bits_delta(c, waiter_bits(c, nr, nw - 1));
+                 bits_delta(c, waiter_bits(s, c, nr, nw - 1) & ~(uint32_t)WTURN);
 
   if (fl_atomic_cmpxchg_acq_rel(&s->count, c, want) != c)
     return 0;
@@ -532,6 +552,21 @@ static void episode_pay(fl_rwsem_t *s, int granted)
     end_episode(s);
 }
 
+/* Wake one queued writer to compete (qlock held, HANDOFF off): whoever
+ * gets there first may keep the lock busy meanwhile.  It stays queued
+ * until it wins, and if it loses, the queued writers' turn comes
+ * (WTURN).  One at a time: while WWOKEN says one is on its way, it will
+ * be the one to pass the lock on if it loses.  Relaxed: the new sequence
+ * only makes a sleeper look again, and WWOKEN is ours (qlock).  */
+static int wake_competitor(fl_rwsem_t *s, int32_t c)
+{
+  if (c & WWOKEN)
+    return 0;
+  fl_atomic_fetch_add_relaxed(&s->count, WWOKEN);
+  fl_atomic_fetch_add_relaxed(&s->wwait, 0x10000);
+  return WAKE_WRITER;
+}
+
 /* Pass the lock on to the queue if it is free, or let queued readers join
  * a reader phase.  qlock held.  Returns what to wake after unlocking.  */
 static int handoff(fl_rwsem_t *s, enum after after)
@@ -558,23 +593,16 @@ static int handoff(fl_rwsem_t *s, enum after after)
       woken = grant_readers(s, c, nr, nw);
     } else if (readers_next(s, c, nr, nw, after)) {
       woken = grant_readers(s, c, nr, nw);
-    } else if (c & HANDOFF) {
+    } else if (c & (HANDOFF | WTURN)) {
       woken = grant_writer(s, c, nr, nw);
     } else {
-      /* Wake one writer to compete: whoever gets there first may keep the
-       * lock busy meanwhile.  It stays queued until it wins.  One at a
-       * time: while WWOKEN says one is on its way, it will be the one to
-       * pass the lock on if it loses.  Relaxed: the new sequence only
-       * makes a sleeper look again, and WWOKEN is ours (qlock).  */
-      if (c & WWOKEN)
-        return 0;
-      fl_atomic_fetch_add_relaxed(&s->count, WWOKEN);
-      fl_atomic_fetch_add_relaxed(&s->wwait, 0x10000);
-      return WAKE_WRITER;
+      return wake_competitor(s, c);
     }
     if (woken) {
       if (c & HANDOFF)
         episode_pay(s, woken);
+      else if (woken == WAKE_READERS && nw != 0 && after == AFTER_WRITER)
+        woken |= wake_competitor(s, c);
       return woken;
     }
   }
@@ -903,10 +931,11 @@ int fl_rwsem_count_up_read(fl_rwsem_t *s)
 /* Writers.                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Take WRITER past the queue if the lock lets us (1), else 0.  */
-static int write_grab(fl_rwsem_t *s, int32_t c)
+/* Take WRITER past the queue if the lock lets us (1), else 0; waited: as
+ * writer_may_take.  */
+static int write_grab(fl_rwsem_t *s, int32_t c, int waited)
 {
-  while (writer_may_take(s, c)) {
+  while (writer_may_take(s, c, waited)) {
     int32_t seen = fl_atomic_cmpxchg_acquire(&s->count, c, c | WRITER);
     if (seen == c)
       return 1;
@@ -915,7 +944,7 @@ static int write_grab(fl_rwsem_t *s, int32_t c)
   return 0;
 }
 
-static int write_spin(fl_rwsem_t *s)
+static int write_spin(fl_rwsem_t *s, int waited)
 {
   int32_t last = 0;
   int i, stale = 0;
@@ -925,7 +954,7 @@ static int write_spin(fl_rwsem_t *s)
 
     if (c & HANDOFF)
       break;
-    if (write_grab(s, c))
+    if (write_grab(s, c, waited))
       return 1;
     if (c == last) {
       stale++;
@@ -938,6 +967,16 @@ static int write_spin(fl_rwsem_t *s)
   return 0;
 }
 
+/* A queued writer took the lock (qlock held): off the queue, and the
+ * queued writers' turn is over.  */
+static void writer_leaves_queue(fl_rwsem_t *s)
+{
+  fl_atomic_fetch_add_relaxed(&s->wwait, -1);
+  if (fl_load_relaxed(&s->count) & WTURN)
+    fl_atomic_fetch_add_relaxed(&s->count, -WTURN);
+  sync_waiter_bits(s);
+}
+
 static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 {
   int ps = pshared(s);
@@ -945,7 +984,8 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   const struct timespec *until;
   uint32_t seq;
   int32_t ww;
-  int woken = 0, expired = 0, bound_passed = 0, handed = 0, spun, rc;
+  int woken = 0, expired = 0, bound_passed = 0, handed = 0, slept = 0;
+  int spun, rc;
 
   q_lock(s, ps);
   if (FL_RWSEM_QUEUED(fl_load_relaxed(&s->wwait)) == FL_RWSEM_QUEUED_MAX) {
@@ -962,12 +1002,13 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
      * (the sequence moved): one made before is some older writer's.  The
      * granter already took us off the queue.  */
     if ((c & WGRANT) && FL_RWSEM_SEQ(fl_load_relaxed(&s->wwait)) != seq) {
-      fl_atomic_fetch_add_acquire(&s->count, -WGRANT);
+      /* WTURN too, if one came after the grant: a queued writer has the
+       * lock.  */
+      fl_atomic_fetch_add_acquire(&s->count, -(WGRANT | (c & WTURN)));
       break;
     }
-    if (!(c & HANDOFF) && write_grab(s, c)) {
-      fl_atomic_fetch_add_relaxed(&s->wwait, -1);
-      sync_waiter_bits(s);
+    if (!(c & HANDOFF) && write_grab(s, c, slept)) {
+      writer_leaves_queue(s);
       break;
     }
     if (bound_passed) {
@@ -996,10 +1037,11 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     wake(s, ps, woken);
     woken = 0;
     rc = fl_futex_wait((uint32_t *)&s->wwait, (uint32_t)ww, ps, w->clock, until);
+    slept = 1;
     /* Woken to compete: spin for the lock as a newcomer would, still
      * queued, with WWOKEN up so that releases meanwhile leave qlock
      * alone.  */
-    spun = rc == 0 && write_spin(s);
+    spun = rc == 0 && write_spin(s, 1);
     q_lock(s, ps);
     /* Back under qlock (woken or not: any writer back here will do), the
      * one on its way has arrived: from now on releases wake again.  Our
@@ -1008,10 +1050,13 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     if (fl_load_relaxed(&s->count) & WWOKEN)
       fl_atomic_fetch_add_relaxed(&s->count, -WWOKEN);
     if (spun) {
-      fl_atomic_fetch_add_relaxed(&s->wwait, -1);
-      sync_waiter_bits(s);
+      writer_leaves_queue(s);
       break;
     }
+    /* Woken, and the lock went to somebody else: a writer that did not
+     * wait, or readers.  The queued writers' turn comes next.  */
+    if (rc == 0 && !(fl_load_relaxed(&s->count) & (WTURN | HANDOFF | WGRANT)))
+      fl_atomic_fetch_add_relaxed(&s->count, WTURN);
     if (rc == ETIMEDOUT) {
       if (until == w->abstime) {
         expired = 1;
@@ -1046,10 +1091,10 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     start_handoff(s, 1, AFTER_NONE);
     c = fl_load_relaxed(&s->count);
   }
-  if (!write_grab(s, c)) {
+  if (!write_grab(s, c, 0)) {
     if (w->how == FL_RWSEM_TRY)
       return EBUSY;
-    if (!write_spin(s))
+    if (!write_spin(s, 0))
       rc = write_wait(s, w);
     if (rc != 0)
       return rc;
