@@ -811,6 +811,37 @@ START_TEST(writer_revokes_the_bias_and_it_comes_back)
 }
 END_TEST
 
+/* READ_BIAS: a writer that queues without a deadline (behind a reader in
+ * the count word, written in by hand) closes the table to new readers at
+ * once, so that they come to the count word and wait their turn; BIASED
+ * stays until its revocation, which it still makes once it has the lock.  */
+START_TEST(queued_writer_closes_the_bias)
+{
+  fl_rwsem_t s;
+  struct job w;
+  pthread_t tw;
+  long tries;
+
+  init_mode(&s, FL_RWSEM_READ_BIAS);
+  fl_atomic_fetch_add_relaxed(&s.count, FL_RWSEM_READER);
+  start_job(&tw, &w, &s, OP_WRITE, 1);
+  for (tries = 0; !(count_of(&s) & FL_RWSEM_WAITERS); tries++) {
+    ck_assert_msg(tries < 1000000, "the writer never queued");
+    usleep(100);
+  }
+  ck_assert_int_eq(fl_load_relaxed(&s.bias) & FL_RWSEM_BIAS_ON, 0);
+  ck_assert(count_of(&s) & FL_RWSEM_BIASED);
+  /* Our hand-written read lock goes: the writer gets the lock, revokes
+   * what is left of the bias, and the table is empty.  */
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(job_result(&w), 0);
+  ck_assert_int_eq(count_of(&s), FL_RWSEM_WRITER);
+  finish_job(tw, &w);
+  ck_assert_int_eq(count_of(&s), 0);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+}
+END_TEST
+
 /* READ_BIAS: a recursive read of a lock held through the table does not
  * queue behind a writer that revokes the bias and waits for that very
  * entry, even when the entry is not the lock's home slot (two locks
@@ -907,6 +938,7 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tt, destroy_refuses_a_busy_lock, 0, NMODES);
   tcase_add_loop_test(tt, biased_readers_leave_the_lock_alone, 0, 2);
   tcase_add_test(tt, writer_revokes_the_bias_and_it_comes_back);
+  tcase_add_test(tt, queued_writer_closes_the_bias);
   tcase_add_test(tt, recursive_biased_read_passes_a_revoking_writer);
   tcase_add_test(tt, fork_child_does_not_own_the_parents_lock);
   suite_add_tcase(s, tt);

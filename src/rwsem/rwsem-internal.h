@@ -72,10 +72,14 @@ int32_t fl_rwsem_self_get(void);
 int32_t fl_rwsem_bias_new_id(void);
 /* down_read of a READ_BIAS lock (up_read: fl_rwsem_biased_up_read).  */
 int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w);
-/* With the write lock held: turn the bias off and wait for the readers
- * the table shows.  On failure (EDEADLK: the caller is one of them;
- * EBUSY for a trylock; ETIMEDOUT) the bias is on again, as it was.  */
+/* With the write lock held and BIASED in the count: turn the bias off
+ * and wait for the readers the table shows.  On failure (EDEADLK: the
+ * caller is one of them; EBUSY for a trylock; ETIMEDOUT) the bias is as
+ * it was.  */
 int fl_rwsem_bias_revoke(fl_rwsem_t *s, const struct fl_rwsem_wait *w);
+/* A writer that will not give up queues: no new reader may enter
+ * through the table (qlock held).  */
+void fl_rwsem_bias_close(fl_rwsem_t *s);
 /* Does the calling thread hold s for reading through the table?  */
 int fl_rwsem_bias_held(const fl_rwsem_t *s);
 /* Does any thread?  */

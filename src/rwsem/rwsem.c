@@ -995,6 +995,12 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   seq = FL_RWSEM_SEQ(fl_atomic_fetch_add_relaxed(&s->wwait, 1));
   until = start_wait(s, !(fl_load_relaxed(&s->count) & WAITERS), w, &bound);
   sync_waiter_bits(s);
+  /* A writer that will not give up revokes the bias anyway once it has
+   * the lock: close the table to new readers now (bias.c).  Not a timed
+   * one, which may leave without a trace.  After WAITERS, which keeps
+   * readers from turning the bias back on.  */
+  if (w->abstime == NULL && (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_ON))
+    fl_rwsem_bias_close(s);
   for (;;) {
     int32_t c = fl_load_relaxed(&s->count);
 
@@ -1099,7 +1105,7 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     if (rc != 0)
       return rc;
   }
-  if (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_ON) {
+  if (fl_load_relaxed(&s->count) & BIASED) {
     rc = fl_rwsem_bias_revoke(s, w);
     if (rc != 0) {
       write_release(s);
