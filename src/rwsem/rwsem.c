@@ -82,14 +82,16 @@
  *           queued reader at once: under qlock it adds their READERs to
  *           the count, zeroes the queue and bumps the generation; a
  *           sleeping reader that sees the generation move knows it holds
- *           the lock and goes without touching qlock.  The granter wakes
- *           one sleeper, and the first to wake wakes the rest (read_wait):
- *           a writer that releases to thirty readers on two CPUs is then
- *           not preempted by thirty wake-ups, to wait for the CPU behind
- *           all of them (it was, for 40-90 ms a release).  (It would miss its
- *           grant only if exactly 65536 grants came before it looked; but
- *           while it holds the lock no writer phase can come, and readers
- *           are then granted only to join it, once per hand-off episode.)
+ *           the lock and goes without touching qlock.  (It would miss
+ *           its grant only if exactly 65536 grants came before it looked;
+ *           but while it holds the lock no writer phase can come, and
+ *           readers are then granted only to join it, once per hand-off
+ *           episode.)  The granter wakes them all.  Waking one, who would
+ *           wake the rest, would spare a writer that releases to thirty
+ *           readers being preempted by thirty wake-ups (and then waiting
+ *           tens of milliseconds for a CPU), but the kernel wakes the
+ *           sleeper of best priority first, which may be a reader queued
+ *           after the grant: then nobody would wake the granted ones.
  *   wwait   bits 31..16 a sequence bumped by every wake of a writer,
  *           bits 15..0 the queued writers.  Queued writers sleep on it.
  *   qlock   a futex lock (0 free, 1 held, 2 held with sleepers) around
@@ -308,12 +310,11 @@ static int release_needs_handoff(int32_t c)
          (c & (WWOKEN | RWAIT | HANDOFF)) != WWOKEN;
 }
 
-/* Wake after a hand-off: one reader (who wakes the others) and one
- * writer.  */
+/* Wake after a hand-off: the readers granted and one writer.  */
 static void wake(fl_rwsem_t *s, int ps, int what)
 {
   if (what & WAKE_READERS)
-    fl_futex_wake((uint32_t *)&s->rwait, 1, ps);
+    fl_futex_wake((uint32_t *)&s->rwait, INT32_MAX, ps);
   if (what & WAKE_WRITER)
     fl_futex_wake((uint32_t *)&s->wwait, 1, ps);
 }
@@ -781,7 +782,7 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   const struct timespec *until;
   uint32_t gen;
   int32_t rw, c;
-  int woken = 0, expired = 0, bound_passed = 0, tried = 0, handed = 0, slept = 0, rc;
+  int woken = 0, expired = 0, bound_passed = 0, tried = 0, handed = 0, rc;
 
   q_lock(s, ps);
   if (FL_RWSEM_QUEUED(fl_load_relaxed(&s->rwait)) == FL_RWSEM_QUEUED_MAX) {
@@ -836,14 +837,8 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     for (;;) {
       rw = fl_load_acquire(&s->rwait);
       if (FL_RWSEM_SEQ(rw) != gen) {
-        /* Granted: wake the readers the granter left asleep (see rwait
-         * above).  A reader that never slept was not what the granter
-         * woke.  */
-        if (slept)
-          fl_futex_wake((uint32_t *)&s->rwait, INT32_MAX, ps);
         return 0;
       }
-      slept = 1;
       rc = fl_futex_wait((uint32_t *)&s->rwait, (uint32_t)rw, ps, w->clock, until);
       if (rc == ETIMEDOUT)
         break;
