@@ -53,11 +53,15 @@
  *                   readers on different CPUs share no written cache line
  *                   and scale; a writer first revokes the bias and waits
  *                   for the readers it can see, and the bias returns only
- *                   after a delay proportional to what revoking cost.
+ *                   after a delay proportional to what revoking cost, and
+ *                   only while nobody waits (a writer that queues without
+ *                   a deadline closes the table to new readers at once).
  *                   Process-private locks only.  An uncontended read
  *                   pair of a READ_BIAS lock is inline too: two plain
  *                   stores and a fence into the thread's own slot, and
- *                   one plain store out of it.
+ *                   one plain store out of it; while the bias is off,
+ *                   one atomic on the count word each way, as for any
+ *                   lock.
  *   FL_PSHARED      the lock is in memory shared between processes.
  *
  * Recursion: a thread may hold several read locks on one fl_rwsem_t, but a
@@ -247,11 +251,16 @@ struct fl_rwsem_bias_slot {
  * FL_RWSEM_NO_TID (a bit no count word ever has) until then, so that a
  * thread's first down_write goes to the slowpath, which learns the TID.
  * bias_row: the thread's row of READ_BIAS slots, NULL until its first
- * read of a READ_BIAS lock (which then goes to the library).  */
+ * read of a READ_BIAS lock (which then goes to the library).
+ * bias_spill: how many of the row's slots hold a lock that is not in its
+ * home slot (the library puts it elsewhere when the home slot is busy);
+ * while 0, a lock this thread holds through the table is in its home
+ * slot, which is all the inline fastpaths look at.  */
 struct fl_rwsem_thread {
   int32_t free_count;
   int32_t tid;
   struct fl_rwsem_bias_slot *bias_row;
+  int32_t bias_spill;
 };
 FL_EXPORT extern __thread struct fl_rwsem_thread fl_rwsem_thread
   __attribute__((tls_model("initial-exec")));
@@ -265,6 +274,7 @@ FL_EXPORT int fl_rwsem_up_write_slowpath(fl_rwsem_t *s);
 FL_EXPORT int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how);
 FL_EXPORT int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how);
 FL_EXPORT int fl_rwsem_biased_up_read(fl_rwsem_t *s);
+FL_EXPORT void fl_rwsem_biased_restore(fl_rwsem_t *s);
 
 /* The lock named id's home slot in a row: the one slot the inline
  * fastpaths use.  */
@@ -275,6 +285,41 @@ fl_rwsem_bias_home(struct fl_rwsem_bias_slot *row, int32_t id)
 }
 
 /* The fastpaths themselves.  */
+
+/* down_read and up_read through the count word: one atomic each.  */
+static inline int fl_rwsem_count_down_read_fast(fl_rwsem_t *s, int how)
+{
+  /* Acquire: the critical section may not start before the reader is
+   * counted, and must see what the last writer released.  */
+  int32_t old = fl_atomic_fetch_add_acquire(&s->count, FL_RWSEM_READER);
+
+  if (__builtin_expect((old & FL_RWSEM_READ_FAILED) != 0, 0))
+    return fl_rwsem_down_read_slowpath(s, old, how);
+  return 0;
+}
+
+static inline int fl_rwsem_count_up_read_fast(fl_rwsem_t *s)
+{
+  /* Release: the critical section's loads and stores stay before it.
+   * old < READER (signed) catches both "waiters" (the sign bit) and "no
+   * reader to release" (an empty reader field): the slowpath tells them
+   * apart and undoes the second.  */
+  int32_t old = fl_atomic_fetch_add_release(&s->count, -FL_RWSEM_READER);
+
+  if (__builtin_expect(old < FL_RWSEM_READER, 0))
+    return fl_rwsem_up_read_slowpath(s, old);
+  return 0;
+}
+
+/* May the calling thread hold s (named id, home slot e of its row) through
+ * the table?  Then a read of s must go to the library, which finds the
+ * slot.  */
+static inline int fl_rwsem_bias_may_hold(const struct fl_rwsem_bias_slot *e,
+                                         int32_t id)
+{
+  return (fl_load_relaxed(&e->id) & INT32_MAX) == id ||
+         fl_rwsem_thread.bias_spill != 0;
+}
 
 /* down_read of a READ_BIAS lock (s->bias != 0), BRAVO-style: announce
  * the read lock in our own slot, then check that the bias is still on.
@@ -294,10 +339,23 @@ static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
   struct fl_rwsem_bias_slot *row = fl_rwsem_thread.bias_row;
   int32_t id = fl_load_relaxed(&s->bias_id);
   struct fl_rwsem_bias_slot *e;
+  int rc;
 
-  if (!(bias & FL_RWSEM_BIAS_ON) || row == NULL)
+  if (row == NULL)
     return fl_rwsem_biased_down_read(s, how);
   e = fl_rwsem_bias_home(row, id);
+  if (!(bias & FL_RWSEM_BIAS_ON)) {
+    /* Off (a writer revoked it, or waits): the count word, inline, as
+     * for any lock, unless this thread may hold s through the table
+     * already.  A reader that got in with nobody queued may turn the
+     * bias back on (the library looks whether its time has come).  */
+    if (fl_rwsem_bias_may_hold(e, id))
+      return fl_rwsem_biased_down_read(s, how);
+    rc = fl_rwsem_count_down_read_fast(s, how);
+    if (rc == 0 && !(fl_load_relaxed(&s->count) & FL_RWSEM_WAITERS))
+      fl_rwsem_biased_restore(s);
+    return rc;
+  }
   if (fl_load_relaxed(&e->id) != 0)
     return fl_rwsem_biased_down_read(s, how);
   fl_store_relaxed(&e->depth, 1);
@@ -329,44 +387,33 @@ static inline int fl_rwsem_bias_up_read(fl_rwsem_t *s)
   struct fl_rwsem_bias_slot *e;
 
   if (row == NULL)
-    return fl_rwsem_biased_up_read(s);
+    return fl_rwsem_count_up_read_fast(s);   /* no row, no slot */
   e = fl_rwsem_bias_home(row, id);
-  if (fl_load_relaxed(&e->id) != id || fl_load_relaxed(&e->depth) != 1)
+  if (fl_load_relaxed(&e->id) == id && fl_load_relaxed(&e->depth) == 1) {
+    fl_store_release(&e->id, 0);
+    return 0;
+  }
+  if (fl_rwsem_bias_may_hold(e, id))
     return fl_rwsem_biased_up_read(s);
-  fl_store_release(&e->id, 0);
-  return 0;
+  return fl_rwsem_count_up_read_fast(s);
 }
 
 static inline int fl_rwsem_raw_down_read(fl_rwsem_t *s, int how)
 {
-  int32_t old, bias = fl_load_relaxed(&s->bias);
+  int32_t bias = fl_load_relaxed(&s->bias);
 
   /* Non-zero only for a READ_BIAS lock, whose readers must not write the
    * count word's line.  A relaxed load: the bias path orders itself.  */
   if (bias != 0)
     return fl_rwsem_bias_down_read(s, bias, how);
-  /* Acquire: the critical section may not start before the reader is
-   * counted, and must see what the last writer released.  */
-  old = fl_atomic_fetch_add_acquire(&s->count, FL_RWSEM_READER);
-  if (__builtin_expect((old & FL_RWSEM_READ_FAILED) != 0, 0))
-    return fl_rwsem_down_read_slowpath(s, old, how);
-  return 0;
+  return fl_rwsem_count_down_read_fast(s, how);
 }
 
 static inline int fl_rwsem_raw_up_read(fl_rwsem_t *s)
 {
-  int32_t old;
-
   if (fl_load_relaxed(&s->bias) != 0)
     return fl_rwsem_bias_up_read(s);
-  /* Release: the critical section's loads and stores stay before it.
-   * old < READER (signed) catches both "waiters" (the sign bit) and "no
-   * reader to release" (an empty reader field): the slowpath tells them
-   * apart and undoes the second.  */
-  old = fl_atomic_fetch_add_release(&s->count, -FL_RWSEM_READER);
-  if (__builtin_expect(old < FL_RWSEM_READER, 0))
-    return fl_rwsem_up_read_slowpath(s, old);
-  return 0;
+  return fl_rwsem_count_up_read_fast(s);
 }
 
 static inline int fl_rwsem_raw_down_write(fl_rwsem_t *s, int how)

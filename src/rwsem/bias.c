@@ -242,6 +242,16 @@ static struct fl_rwsem_bias_slot *row_slot(struct row *r, int32_t id)
   return NULL;
 }
 
+/* Entry e of r starts (delta 1) or stops (-1) holding the lock named id:
+ * keep count of the entries outside their home slot, so that the inline
+ * fastpaths know when the home slot is the only place to look.  */
+static void spill_count(struct row *r, struct fl_rwsem_bias_slot *e, int32_t id,
+                        int delta)
+{
+  if (e != fl_rwsem_bias_home(r->e, id))
+    fl_rwsem_thread.bias_spill += delta;
+}
+
 static void entry_clear(struct fl_rwsem_bias_slot *e)
 {
   /* Release: our critical section happens before the writer that sees
@@ -320,8 +330,10 @@ int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
       fl_smp_mb();
       /* Acquire: the critical section sees what the writers before the
        * bias came back on released.  */
-      if (fl_load_acquire(&s->bias) & FL_RWSEM_BIAS_ON)
+      if (fl_load_acquire(&s->bias) & FL_RWSEM_BIAS_ON) {
+        spill_count(r, e, id, 1);
         return 0;
+      }
       entry_clear(e);
     }
   }
@@ -353,18 +365,25 @@ int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how)
 
 int fl_rwsem_biased_up_read(fl_rwsem_t *s)
 {
-  struct fl_rwsem_bias_slot *e = NULL;
+  struct row *r = my_row();
+  int32_t id = fl_load_relaxed(&s->bias_id);
+  struct fl_rwsem_bias_slot *e = r != NULL ? row_find(r, id) : NULL;
   int32_t depth;
 
-  if (my_row() != NULL)
-    e = row_find(my_row(), fl_load_relaxed(&s->bias_id));
   if (e == NULL)
     return fl_rwsem_count_up_read(s);
   depth = fl_load_relaxed(&e->depth);
   fl_store_relaxed(&e->depth, depth - 1);
-  if (depth == 1)
+  if (depth == 1) {
     entry_clear(e);
+    spill_count(r, e, id, -1);
+  }
   return 0;
+}
+
+void fl_rwsem_biased_restore(fl_rwsem_t *s)
+{
+  bias_restore(s);
 }
 
 int fl_rwsem_bias_held(const fl_rwsem_t *s)

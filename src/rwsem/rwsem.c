@@ -221,7 +221,7 @@ int fl_rwsem_set_handoff_ns(int32_t ns)
 /* ------------------------------------------------------------------ */
 
 __thread struct fl_rwsem_thread fl_rwsem_thread
-  __attribute__((tls_model("initial-exec"))) = { FL_RWSEM_NO_TID, -1, NULL };
+  __attribute__((tls_model("initial-exec"))) = { FL_RWSEM_NO_TID, -1, NULL, 0 };
 
 static pthread_once_t self_once = PTHREAD_ONCE_INIT;
 
