@@ -827,7 +827,11 @@ START_TEST(queued_writer_closes_the_bias)
   init_mode(&s, FL_RWSEM_READ_BIAS);
   fl_atomic_fetch_add_relaxed(&s.count, FL_RWSEM_READER);
   start_job(&tw, &w, &s, OP_WRITE, 1);
-  for (tries = 0; !(count_of(&s) & FL_RWSEM_WAITERS); tries++) {
+  /* Queued (WAITERS), and out of qlock, under which it closes the bias
+   * just after queueing.  */
+  for (tries = 0;
+       !(count_of(&s) & FL_RWSEM_WAITERS) || fl_load_relaxed(&s.qlock) != 0;
+       tries++) {
     ck_assert_msg(tries < 1000000, "the writer never queued");
     usleep(100);
   }
