@@ -22,8 +22,9 @@
  * Counters.  Threads add random amounts (some large, to cross 32 bits and
  * the strategies' per-slot deltas), each keeping its own exact tally;
  * the main thread interrupts random threads with a signal whose handler
- * adds too, and replaces threads as they exit after a random number of
- * adds, so that values left by exited threads are counted.  At the end
+ * adds too (unless the runtime loses a thread's TLS in a handler:
+ * stress/tls-probe.h), and replaces threads as they exit after a random
+ * number of adds, so that values left by exited threads are counted.  At the end
  * the exact sum must equal the tallies.
  *
  * The final report: per class the total, per-thread max/min with "???"
@@ -35,6 +36,7 @@
 
 #include "context.h"
 #include "stress.h"
+#include "tls-probe.h"
 
 #include <fastlock/fastlock.h>
 
@@ -546,6 +548,7 @@ struct counter_run {
   const struct stress_cfg *cfg;
   struct worker *w;
   uint64_t rng;
+  int signals;               /* 0: this runtime loses TLS in a handler */
 };
 
 /* Every millisecond: replace the threads that finished (their tallies
@@ -565,7 +568,7 @@ static void counter_tick(void *arg)
     w->st->done = 0;
     start_thread(w, counter_worker);
   }
-  if (!__atomic_load_n(&cr->w[k].st->done, __ATOMIC_ACQUIRE))
+  if (cr->signals && !__atomic_load_n(&cr->w[k].st->done, __ATOMIC_ACQUIRE))
     pthread_kill(cr->w[k].tid, SIGUSR1);
 }
 
@@ -592,6 +595,11 @@ static void run_counter(const struct stress_cfg *cfg, struct shared *sh)
   }
   if (c->strategy != NULL)
     printf("fastlock-stress: strategy in use: %s\n", c->strategy(obj));
+  cr.signals = fl_signals_keep_tls(SIGUSR1);
+  if (!cr.signals)
+    printf("fastlock-stress: no signals: a thread that runs a signal handler "
+           "comes back with another thread's TLS here (qemu-i386 user mode "
+           "does this)\n");
 
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

@@ -13,13 +13,10 @@
  * The deltas cover the slot path, the direct path (at least a batch) and
  * carries across 2^32.
  *
- * One runtime cannot take part with signals: qemu-i386 user mode (7.2)
- * keeps the guest's GDT in memory shared by all threads and reloads %gs
- * from it on sigreturn, so a thread that ran a handler comes back with
- * the TLS of the last thread created (errno, pthread_self(), the rseq
- * area, fastlock's per-thread table: everything).  main() probes for that
- * and, where it finds it, runs the torture without the signaller and says
- * so in a "SKIP: " line, as tests/fl-check.c does for what it leaves out.
+ * One runtime cannot take part with signals: qemu-i386 user mode (see
+ * stress/tls-probe.h).  main() probes for it and, where it finds it,
+ * runs the torture without the signaller and says so in a "SKIP: " line,
+ * as tests/fl-check.c does for what it leaves out.
  * The other checks still run, and the adders' sum must still be exact.  */
 #include "config.h"
 
@@ -27,6 +24,7 @@
 
 #include "sys/annotate.h"
 
+#include "../stress/tls-probe.h"
 #include "fl-check.h"
 
 #include <errno.h>
@@ -270,61 +268,9 @@ static Suite *torture_suite(void)
   return s;
 }
 
-/* The probe: does a thread keep its own TLS across a signal handler?  */
-static __thread int probe_id;
-static int probe_started, probe_stop, probe_wrong;
-
-static void probe_handler(int sig)
-{
-  (void)sig;
-}
-
-static void *probe_thread(void *p)
-{
-  const struct timespec pause = { 0, 100 * 1000 };
-  int id = (int)(intptr_t)p;
-
-  probe_id = id;
-  __atomic_fetch_add(&probe_started, 1, __ATOMIC_RELEASE);
-  while (!__atomic_load_n(&probe_stop, __ATOMIC_ACQUIRE))
-    nanosleep(&pause, NULL);
-  if (probe_id != id)
-    __atomic_fetch_add(&probe_wrong, 1, __ATOMIC_RELAXED);
-  return NULL;
-}
-
-static int signals_keep_tls(void)
-{
-  const struct timespec pause = { 0, 10 * 1000 * 1000 };
-  struct sigaction sa;
-  pthread_t t[2];
-  int i;
-
-  FL_VG_HIDE(&probe_started, sizeof probe_started);
-  FL_VG_HIDE(&probe_stop, sizeof probe_stop);
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = probe_handler;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(SIGUSR1, &sa, NULL) != 0)
-    return 0;
-  for (i = 0; i < 2; i++)
-    pthread_create(&t[i], NULL, probe_thread, (void *)(intptr_t)(i + 1));
-  while (__atomic_load_n(&probe_started, __ATOMIC_ACQUIRE) < 2)
-    nanosleep(&pause, NULL);
-  /* The first thread handles a signal; the second was created last.  */
-  pthread_kill(t[0], SIGUSR1);
-  nanosleep(&pause, NULL);
-  __atomic_store_n(&probe_stop, 1, __ATOMIC_RELEASE);
-  for (i = 0; i < 2; i++)
-    pthread_join(t[i], NULL);
-  sa.sa_handler = SIG_DFL;
-  sigaction(SIGUSR1, &sa, NULL);
-  return probe_wrong == 0;
-}
-
 int main(void)
 {
-  use_signals = signals_keep_tls();
+  use_signals = fl_signals_keep_tls(SIGUSR1);
   if (!use_signals)
     printf("SKIP: %s: the signal handlers' adds: a thread that runs a "
            "signal handler comes back with another thread's TLS here "

@@ -5,4 +5,5 @@ fastlockinclude_HEADERS += include/fastlock/counter.h
 
 fl_unit_tests += tests/test-counter tests/test-counter-torture
 tests_test_counter_SOURCES = tests/test-counter.c
-tests_test_counter_torture_SOURCES = tests/test-counter-torture.c
+tests_test_counter_torture_SOURCES = tests/test-counter-torture.c \
+	stress/tls-probe.c stress/tls-probe.h
