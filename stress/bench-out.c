@@ -56,8 +56,7 @@ const struct bench_cell *bench_cell_reference(const struct bench_cell *cells,
 
 double bench_loop_target(const struct bench_plan *p)
 {
-  double t = p->duration / 4;
-  return t < 0.01 ? 0.01 : t > 0.2 ? 0.2 : t;
+  return bench_quarter(p->duration, 0.01, 0.2);
 }
 
 /* The name of the reference implementation of a kind.  */

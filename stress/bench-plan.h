@@ -88,6 +88,15 @@ struct bench_run {
 /* Total operations per second of a timed run.  */
 double bench_run_rate(const struct bench_run *r);
 
+/* A quarter of seconds, but at least lo and at most hi: the length of
+ * what comes before or beside a run of seconds.  */
+static inline double bench_quarter(double seconds, double lo, double hi)
+{
+  double q = seconds / 4;
+
+  return q < lo ? lo : q > hi ? hi : q;
+}
+
 /* The warm-up before a timed run of seconds: a quarter of it, at least
  * 20 ms and at most 100 ms.  */
 double bench_warmup_s(double seconds);

@@ -154,9 +154,7 @@ static void class_stats(struct worker *w, int n, int cls, struct bench_class_run
 
 double bench_warmup_s(double seconds)
 {
-  double w = seconds / 4;
-
-  return w < 0.02 ? 0.02 : w > 0.1 ? 0.1 : w;
+  return bench_quarter(seconds, 0.02, 0.1);
 }
 
 static void sleep_ns(int64_t ns)

@@ -551,7 +551,7 @@ START_TEST(overdue_writer_gets_handoff_without_running)
    * looks at the clock and starts hand-off, and the lock goes to the
    * stopped writer: the next reader waits.  */
   for (tries = 0; fl_rwsem_down_read_trylock(s) == 0; tries++) {
-    ck_assert_int_lt(tries, FL_RWSEM_LEAVE_CHECK_EVERY);
+    ck_assert_int_lt(tries, FL_RWSEM_CLOCK_EVERY);
     ck_assert_int_eq(count_of(s) & FL_RWSEM_HANDOFF, 0);
     ck_assert_int_eq(fl_rwsem_up_read(s), 0);
   }

@@ -42,8 +42,8 @@
  * it enters, and down_write's fastpath fails on it (rwsem.c).  It is set
  * with ON and cleared by revocation only; ON alone may go earlier: a
  * writer that queues without a deadline, and so will revoke, closes the
- * table to new readers (fl_rwsem_bias_close),
- * so that they come to the count word, where they wait their turn.
+ * table to new readers (fl_rwsem_bias_close), so that they come to the
+ * count word, where they wait their turn.
  * Readers in the table never block, and with thirty of them on two CPUs
  * a count-word reader that was preempted, and the writer queued behind
  * it, waited 40-60 ms for a CPU.
@@ -265,17 +265,13 @@ static void entry_clear(struct fl_rwsem_bias_slot *e)
 /* Readers.                                                            */
 /* ------------------------------------------------------------------ */
 
-/* bias_restore reads the clock on one visit in this many of a thread:
- * the read costs as much as the read lock itself (26-45 ns under
- * kvm-clock) and lengthens the hold that writers wait for; the bias comes
- * back a few read locks later than it could.  */
-#define RESTORE_CHECK_EVERY 8
-
 static __thread unsigned restore_visits __attribute__((tls_model("initial-exec")));
 
 /* The caller holds s for reading through the count word: turn the bias
- * back on if its time has come.  */
-static void bias_restore(fl_rwsem_t *s)
+ * back on if its time has come (looked at on one call in
+ * FL_RWSEM_CLOCK_EVERY of a thread: the clock read would lengthen the
+ * hold that writers wait for).  */
+void fl_rwsem_biased_restore(fl_rwsem_t *s)
 {
   int32_t b = fl_load_relaxed(&s->bias);
   uint32_t left;
@@ -285,7 +281,7 @@ static void bias_restore(fl_rwsem_t *s)
    * writers waiting now.  The first reader after the queue empties turns
    * it back on.  */
   if ((b & FL_RWSEM_BIAS_ON) || (fl_load_relaxed(&s->count) & FL_RWSEM_WAITERS) ||
-      ++restore_visits % RESTORE_CHECK_EVERY != 0)
+      ++restore_visits % FL_RWSEM_CLOCK_EVERY != 0)
     return;
   /* Ticks left, modulo 2^30: a time that has passed reads as more than
    * any inhibition can be.  */
@@ -294,10 +290,9 @@ static void bias_restore(fl_rwsem_t *s)
     return;
   /* Release: a reader that sees the bias on (acquire) sees what we saw,
    * the last writer's release included.  No writer can revoke before we
-   * set BIASED: we hold a read lock.  */
-  /* BIASED may still be up from a close that no writer has revoked yet
-   * (that writer gave up): nobody else changes it while we hold a read
-   * lock.  */
+   * set BIASED: we hold a read lock.  BIASED may still be up from a close
+   * that no writer has revoked yet (that writer failed): nobody else
+   * changes it while we hold a read lock.  */
   if (fl_atomic_cmpxchg_release(&s->bias, b, b | FL_RWSEM_BIAS_ON) == b &&
       !(fl_load_relaxed(&s->count) & FL_RWSEM_BIASED))
     fl_atomic_fetch_add_relaxed(&s->count, FL_RWSEM_BIASED);
@@ -339,7 +334,7 @@ int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   }
   rc = fl_rwsem_count_down_read(s, w);
   if (rc == 0)
-    bias_restore(s);
+    fl_rwsem_biased_restore(s);
   return rc;
 }
 
@@ -359,7 +354,7 @@ int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how)
   entry_clear(fl_rwsem_bias_home(my_row()->e, fl_load_relaxed(&s->bias_id)));
   rc = fl_rwsem_count_down_read(s, &w);
   if (rc == 0)
-    bias_restore(s);
+    fl_rwsem_biased_restore(s);
   return rc;
 }
 
@@ -379,11 +374,6 @@ int fl_rwsem_biased_up_read(fl_rwsem_t *s)
     spill_count(r, e, id, -1);
   }
   return 0;
-}
-
-void fl_rwsem_biased_restore(fl_rwsem_t *s)
-{
-  bias_restore(s);
 }
 
 int fl_rwsem_bias_held(const fl_rwsem_t *s)

@@ -300,14 +300,19 @@ static int lock_free(int32_t c)
   return !(c & WRITER) && READERS(c) == 0;
 }
 
-/* Must a release that left count c must run the hand-off (qlock)?  Only
- * if the lock is free with waiters, and not when all there is to do is
- * wake a writer while a woken one is on its way (WWOKEN): that one takes
- * the lock, or passes it on if it loses.  */
+/* Is all there is to do on count c to wake a writer while a woken one is
+ * on its way (WWOKEN)?  That one takes the lock, or passes it on if it
+ * loses.  */
+static int writer_on_its_way(int32_t c)
+{
+  return (c & (WWOKEN | RWAIT | HANDOFF)) == WWOKEN;
+}
+
+/* Must a release that left count c run the hand-off (qlock)?  Only if the
+ * lock is free with waiters, and a woken writer is not on its way.  */
 static int release_needs_handoff(int32_t c)
 {
-  return lock_free(c) && (c & WAITERS) &&
-         (c & (WWOKEN | RWAIT | HANDOFF)) != WWOKEN;
+  return lock_free(c) && (c & WAITERS) && !writer_on_its_way(c);
 }
 
 /* Wake after a hand-off: the readers granted and one writer.  */
@@ -638,24 +643,33 @@ static const struct timespec *start_wait(fl_rwsem_t *s, int first,
   return bound;
 }
 
+/* May an episode start on count c: fair mode, waiters queued, none on?  */
+static int episode_may_start(const fl_rwsem_t *s, int32_t c)
+{
+  return (c & (WAITERS | HANDOFF)) == WAITERS && fair(s);
+}
+
+/* Has the next episode's due time passed (it reads the clock)?  */
+static int due_passed(const fl_rwsem_t *s)
+{
+  uint32_t m = (uint32_t)fl_load_relaxed(&s->mode);
+
+  return (int32_t)(due_after_ns(0) - (m & MODE_DUE)) >= 0;
+}
+
 /* Is a hand-off episode overdue on count c: fair mode, waiters queued
  * past the due time, no episode on?  Without qlock the mode word read may
  * be an older episode's: an episode then starts early or late, which is
- * harmless (the waiters' own timers bound "late"), and start_handoff
+ * harmless (the waiters' own timers bound "late"), and pass_on
  * looks again under qlock.  */
 static int handoff_due(const fl_rwsem_t *s, int32_t c)
 {
-  uint32_t m;
-
-  if ((c & (WAITERS | HANDOFF)) != WAITERS || !fair(s))
-    return 0;
-  m = (uint32_t)fl_load_relaxed(&s->mode);
-  return (int32_t)(due_after_ns(0) - (m & MODE_DUE)) >= 0;
+  return episode_may_start(s, c) && due_passed(s);
 }
 
 /* handoff_due for a thread that has just released the lock, as every
  * release does while waiters are queued: it reads the clock on one visit
- * in FL_RWSEM_LEAVE_CHECK_EVERY of this thread.  Under kvm-clock a clock
+ * in FL_RWSEM_CLOCK_EVERY of this thread.  Under kvm-clock a clock
  * read costs 26-45 ns, more than the lock itself, and an episode that
  * starts a few releases late is still on time.  A thread that seldom
  * comes here is seldom what keeps the waiters out.  */
@@ -663,10 +677,8 @@ static __thread unsigned leave_visits __attribute__((tls_model("initial-exec")))
 
 static int due_on_leaving(const fl_rwsem_t *s, int32_t c)
 {
-  if ((c & (WAITERS | HANDOFF)) != WAITERS || !fair(s) ||
-      ++leave_visits % FL_RWSEM_LEAVE_CHECK_EVERY != 0)
-    return 0;
-  return handoff_due(s, c);
+  return episode_may_start(s, c) &&
+         ++leave_visits % FL_RWSEM_CLOCK_EVERY == 0 && due_passed(s);
 }
 
 /* A waiter waited past the bound: begin an episode unless one is on
@@ -682,7 +694,7 @@ static int starving(fl_rwsem_t *s)
 /* A thread that is not queued found an episode overdue (due) or left the
  * lock in need of a hand-off: begin the episode if it is still due, and
  * pass the lock on (after: who left it, if anybody).  */
-static void start_handoff(fl_rwsem_t *s, int due, enum after after)
+static void pass_on(fl_rwsem_t *s, int due, enum after after)
 {
   int ps = pshared(s);
   int w;
@@ -705,17 +717,12 @@ static void start_handoff(fl_rwsem_t *s, int due, enum after after)
 static int read_back_out(fl_rwsem_t *s, int locked)
 {
   int32_t c = fl_atomic_fetch_add_relaxed(&s->count, -READER) - READER;
-  int ps, w;
 
   if (!release_needs_handoff(c))
     return 0;
   if (locked)
     return handoff(s, AFTER_READERS);
-  ps = pshared(s);
-  q_lock(s, ps);
-  w = handoff(s, AFTER_READERS);
-  q_unlock(s, ps);
-  wake(s, ps, w);
+  pass_on(s, 0, AFTER_READERS);
   return 0;
 }
 
@@ -836,9 +843,8 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     /* Sleep until granted, without qlock: the grant needs nothing of us. */
     for (;;) {
       rw = fl_load_acquire(&s->rwait);
-      if (FL_RWSEM_SEQ(rw) != gen) {
+      if (FL_RWSEM_SEQ(rw) != gen)
         return 0;
-      }
       rc = fl_futex_wait((uint32_t *)&s->rwait, (uint32_t)rw, ps, w->clock, until);
       if (rc == ETIMEDOUT)
         break;
@@ -891,25 +897,20 @@ int fl_rwsem_up_read_slowpath(fl_rwsem_t *s, int32_t old)
 {
   uint32_t readers = READERS(old);
   int32_t c;
-  int ps, w, due;
+  int due;
 
   if (readers == 0 || readers >= FL_RWSEM_UNDERFLOW) {
     /* There was no read lock to release: undo.  If a writer released
      * meanwhile while our borrow hid WAITERS, its wake-up is ours.  */
     c = fl_atomic_fetch_add_relaxed(&s->count, READER) + READER;
-    if (lock_free(c) && (c & WAITERS)) {
-      ps = pshared(s);
-      q_lock(s, ps);
-      w = handoff(s, AFTER_NONE);
-      q_unlock(s, ps);
-      wake(s, ps, w);
-    }
+    if (lock_free(c) && (c & WAITERS))
+      pass_on(s, 0, AFTER_NONE);
     return EPERM;
   }
   c = old - READER;
   due = due_on_leaving(s, c);
   if (due || release_needs_handoff(c))
-    start_handoff(s, due, AFTER_READERS);
+    pass_on(s, due, AFTER_READERS);
   return 0;
 }
 
@@ -1003,9 +1004,7 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
      * (the sequence moved): one made before is some older writer's.  The
      * granter already took us off the queue.  */
     if ((c & WGRANT) && FL_RWSEM_SEQ(fl_load_relaxed(&s->wwait)) != seq) {
-      /* WTURN too, if one came after the grant: a queued writer has the
-       * lock.  */
-      fl_atomic_fetch_add_acquire(&s->count, -(WGRANT | (c & WTURN)));
+      fl_atomic_fetch_add_acquire(&s->count, -WGRANT);
       break;
     }
     if (!(c & HANDOFF) && write_grab(s, c, slept)) {
@@ -1089,7 +1088,7 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   if (writer_is_me(s, c))
     return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
   if (handoff_due(s, c)) {
-    start_handoff(s, 1, AFTER_NONE);
+    pass_on(s, 1, AFTER_NONE);
     c = fl_load_relaxed(&s->count);
   }
   if (!write_grab(s, c, 0)) {
@@ -1125,8 +1124,8 @@ int fl_rwsem_up_write_slowpath(fl_rwsem_t *s)
   int32_t c = fl_load_relaxed(&s->count);
   int due = due_on_leaving(s, c);
 
-  if (due || (c & (WWOKEN | RWAIT | HANDOFF)) != WWOKEN)
-    start_handoff(s, due, AFTER_WRITER);
+  if (due || !writer_on_its_way(c))
+    pass_on(s, due, AFTER_WRITER);
   return 0;
 }
 
@@ -1135,21 +1134,12 @@ int fl_rwsem_up_write_slowpath(fl_rwsem_t *s)
  * even under hand-off).  */
 int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
 {
-  int32_t old;
-  int ps, w;
-
   if (fl_load_relaxed(&s->owner) != fl_rwsem_thread.tid)
     return EPERM;
   fl_store_relaxed(&s->owner, 0);
   /* Release: what we wrote is visible to the readers that join.  */
-  old = fl_atomic_fetch_add_release(&s->count, READER - WRITER);
-  if (old & WAITERS) {
-    ps = pshared(s);
-    q_lock(s, ps);
-    w = handoff(s, AFTER_WRITER);
-    q_unlock(s, ps);
-    wake(s, ps, w);
-  }
+  if (fl_atomic_fetch_add_release(&s->count, READER - WRITER) & WAITERS)
+    pass_on(s, 0, AFTER_WRITER);
   return 0;
 }
 
