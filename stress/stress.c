@@ -469,22 +469,28 @@ static void progress(const struct stress_cfg *cfg, const struct shared *sh, int 
 }
 
 /* Sleep until the end of the run, printing progress lines on the way;
- * between lines, call tick (if any) every millisecond.  */
+ * between lines, call tick (if any) every millisecond.  A line is due
+ * every interval, at each such time before the end.  One that fell due
+ * while we were not running (a loaded machine, an emulator) is printed
+ * when we wake, even past the end, and the times we slept through are
+ * skipped: a run longer than its interval always prints a line, and
+ * never a burst of them.  */
 static void run_clock(const struct stress_cfg *cfg, struct shared *sh, int nw, int64_t t0,
                       void (*tick)(void *), void *arg)
 {
   int64_t end = t0 + (int64_t)(cfg->duration * 1e9);
-  int64_t next = cfg->interval > 0 ? t0 + (int64_t)(cfg->interval * 1e9) : end + 1;
+  int64_t step = cfg->interval * 1e9 >= 1 ? (int64_t)(cfg->interval * 1e9) : 1;
+  int64_t next = cfg->interval > 0 ? t0 + step : end;
 
   for (;;) {
     int64_t t = now_ns(), wake = next < end ? next : end;
-    if (t >= end)
-      break;
-    if (t >= next) {
+    if (next < end && t >= next) {
       progress(cfg, sh, nw, (double)(t - t0) / 1e9);
-      next += (int64_t)(cfg->interval * 1e9);
+      next += ((t - next) / step + 1) * step;
       continue;
     }
+    if (t >= end)
+      break;
     if (tick != NULL) {
       tick(arg);
       t = now_ns();

@@ -307,6 +307,37 @@ if [ $fastlock = yes ]; then
 	done
 fi
 
+# --- A progress line that fell due while the tool did not run (a loaded
+# machine, an emulator) is printed when it runs again, even past the
+# end, and only one: stop the run after its first line, let it go on
+# past its end, and there must be exactly one line stamped at or after
+# the end (2 s).  Natively: the shell stops and continues the program
+# itself, not an emulator around it.
+if [ -z "$runner" ]; then
+	checks=$((checks + 1))
+	./fastlock-stress spin --impl pthread --threads 2 --duration 2 --interval 0.4 \
+		>"$tmp/late.out" 2>"$tmp/late.err" &
+	pid=$!
+	tries=0
+	while ! grep -q '^fastlock-stress: .*Total: ' "$tmp/late.out" && [ $tries -lt 200 ]; do
+		sleep 0.05
+		tries=$((tries + 1))
+	done
+	kill -STOP $pid
+	sleep 2.5
+	kill -CONT $pid
+	wait $pid
+	rc=$?
+	late=$(awk '/^fastlock-stress: .*Total: / { sub(/s$/, "", $2); if ($2 + 0 >= 2) n++ }
+		END { print n + 0 }' "$tmp/late.out")
+	if [ $rc -ne 0 ] || [ "$late" -ne 1 ]; then
+		fail "fastlock-stress stopped past its end: exit $rc, $late progress lines at or after it, not 1"
+		cat "$tmp/late.out" "$tmp/late.err"
+	else
+		pass "fastlock-stress stopped past its end: one late progress line"
+	fi
+fi
+
 # --- The negative control: a lock that excludes nobody, a counter that
 # loses updates.  The tool must see it.
 for prim in rwsem spin counter; do
