@@ -280,9 +280,8 @@ START_TEST(phantom_is_taken_out)
 }
 END_TEST
 
-/* Real waiters stopped while queued (fl_test_park; not under
- * ThreadSanitizer, see there).  */
-#if !FL_TSAN
+/* Real waiters stopped while queued (fl_test_park; where
+ * fl_test_signals_reach_waiters).  */
 START_TEST(preempted_waiter_queues_again)
 {
   static fl_qspinlock_t l;
@@ -382,7 +381,6 @@ START_TEST(signal_handler_queues_on_another_lock)
   signal(SIGUSR2, SIG_DFL);
 }
 END_TEST
-#endif
 
 /* A head that never takes the lock (its thread, say, was preempted for
  * good after it became the head): the waiter behind it sees the lock sit
@@ -530,14 +528,11 @@ static Suite *qspin_suite(void)
 
   tcase_add_test(threads, fifo_order);
   tcase_add_loop_test(threads, phantom_is_taken_out, 0, 2);
-#if FL_TSAN
-  printf("ThreadSanitizer: preempted_waiter_queues_again and "
-         "signal_handler_queues_on_another_lock left out (see "
-         "fl_test_park)\n");
-#else
-  tcase_add_test(threads, preempted_waiter_queues_again);
-  tcase_add_test(threads, signal_handler_queues_on_another_lock);
-#endif
+  if (fl_test_signals_reach_waiters("preempted_waiter_queues_again and "
+                                    "signal_handler_queues_on_another_lock")) {
+    tcase_add_test(threads, preempted_waiter_queues_again);
+    tcase_add_test(threads, signal_handler_queues_on_another_lock);
+  }
   tcase_add_test(threads, waiter_takes_lock_from_absent_head);
   tcase_add_test(threads, no_node_left);
   tcase_add_test(threads, indices_are_reused);

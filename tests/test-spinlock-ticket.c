@@ -240,9 +240,8 @@ START_TEST(unclaimed_grant_is_passed_over)
 }
 END_TEST
 
-/* A real waiter stopped while it waits (fl_test_park; not under
- * ThreadSanitizer, see there).  */
-#if !FL_TSAN
+/* A real waiter stopped while it waits (fl_test_park; where
+ * fl_test_signals_reach_waiters).  */
 START_TEST(preempted_waiter_queues_again)
 {
   static fl_ticketlock_t l;
@@ -276,7 +275,6 @@ START_TEST(preempted_waiter_queues_again)
   ck_assert_int_eq(fl_ticket_destroy(&l), 0);
 }
 END_TEST
-#endif
 
 /* ---- FL_PSHARED, torture ------------------------------------------- */
 
@@ -341,12 +339,8 @@ static Suite *ticket_suite(void)
 
   tcase_add_test(threads, fifo_order);
   tcase_add_test(threads, unclaimed_grant_is_passed_over);
-#if FL_TSAN
-  printf("ThreadSanitizer: preempted_waiter_queues_again left out (see "
-         "fl_test_park)\n");
-#else
-  tcase_add_test(threads, preempted_waiter_queues_again);
-#endif
+  if (fl_test_signals_reach_waiters("preempted_waiter_queues_again"))
+    tcase_add_test(threads, preempted_waiter_queues_again);
   tcase_add_test(threads, pshared_between_processes);
   tcase_add_loop_test(threads, torture, 0, 3);
   return s;

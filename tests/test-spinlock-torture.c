@@ -11,6 +11,8 @@
 
 #include "fl-check.h"
 
+#include "../stress/tls-probe.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -352,4 +354,19 @@ void fl_test_unpark(void)
 {
   fl_store_release(&unpark, 1);
   signal(SIGUSR1, SIG_DFL);
+}
+
+int fl_test_signals_reach_waiters(const char *what)
+{
+  if (FL_TSAN) {
+    printf("ThreadSanitizer: %s left out (see fl_test_park)\n", what);
+    return 0;
+  }
+  if (!fl_signals_keep_tls(SIGUSR1)) {
+    printf("%s left out: a thread that runs a signal handler comes back "
+           "with another thread's TLS here (qemu-i386 user mode does this)\n",
+           what);
+    return 0;
+  }
+  return 1;
 }

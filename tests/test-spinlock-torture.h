@@ -132,4 +132,13 @@ int fl_test_flag_set(void *flag);
 void fl_test_park(pthread_t t);
 void fl_test_unpark(void);
 
+/* Whether a signal sent to a thread waiting in a lock's slowpath runs its
+ * handler there, with the thread's own TLS (fl_test_park, a handler that
+ * takes another lock): 1; or 0 after a line saying that the tests named
+ * in what are left out, and why: under ThreadSanitizer (above), or where
+ * a thread that runs a signal handler comes back with another thread's
+ * TLS, and so with another thread's lock state (qemu-i386 user mode,
+ * stress/tls-probe.h).  */
+int fl_test_signals_reach_waiters(const char *what);
+
 #endif /* FASTLOCK_TESTS_SPINLOCK_TORTURE_H */
