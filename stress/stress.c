@@ -603,9 +603,7 @@ static void run_counter(const struct stress_cfg *cfg, struct shared *sh)
     printf("fastlock-stress: strategy in use: %s\n", c->strategy(obj));
   cr.signals = fl_signals_keep_tls(SIGUSR1);
   if (!cr.signals)
-    printf("fastlock-stress: no signals: a thread that runs a signal handler "
-           "comes back with another thread's TLS here (qemu-i386 user mode "
-           "does this)\n");
+    printf("fastlock-stress: no signals: " FL_TLS_LOST_WHY "\n");
 
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

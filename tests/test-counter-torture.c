@@ -272,9 +272,8 @@ int main(void)
 {
   use_signals = fl_signals_keep_tls(SIGUSR1);
   if (!use_signals)
-    printf("SKIP: %s: the signal handlers' adds: a thread that runs a "
-           "signal handler comes back with another thread's TLS here "
-           "(qemu-i386 user mode does this), so the torture runs without "
-           "the signaller\n", program_invocation_short_name);
+    printf("SKIP: %s: the signal handlers' adds: " FL_TLS_LOST_WHY
+           ", so the torture runs without the signaller\n",
+           program_invocation_short_name);
   return fl_check_run(torture_suite());
 }

@@ -363,9 +363,7 @@ int fl_test_signals_reach_waiters(const char *what)
     return 0;
   }
   if (!fl_signals_keep_tls(SIGUSR1)) {
-    printf("%s left out: a thread that runs a signal handler comes back "
-           "with another thread's TLS here (qemu-i386 user mode does this)\n",
-           what);
+    printf("%s left out: " FL_TLS_LOST_WHY "\n", what);
     return 0;
   }
   return 1;

@@ -347,12 +347,12 @@ static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
   if (!(bias & FL_RWSEM_BIAS_ON)) {
     /* Off (a writer revoked it, or waits): the count word, inline, as
      * for any lock, unless this thread may hold s through the table
-     * already.  A reader that got in with nobody queued may turn the
-     * bias back on (the library looks whether its time has come).  */
+     * already.  A reader that got in may turn the bias back on (the
+     * library looks whether nobody waits and its time has come).  */
     if (fl_rwsem_bias_may_hold(e, id))
       return fl_rwsem_biased_down_read(s, how);
     rc = fl_rwsem_count_down_read_fast(s, how);
-    if (rc == 0 && !(fl_load_relaxed(&s->count) & FL_RWSEM_WAITERS))
+    if (rc == 0)
       fl_rwsem_biased_restore(s);
     return rc;
   }
