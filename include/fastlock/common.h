@@ -14,4 +14,12 @@
  * primitive's flags; the primitives number their own flags from bit 8.  */
 #define FL_PSHARED 0x1u
 
+/* Nonzero while something watches this process's locks at run time: a
+ * race tool (helgrind or drd, found by the library as it loads) or the
+ * lock-order checker.  The inline fastpaths test it and, when set, call
+ * the library's watched paths instead, so that a program built against
+ * the installed headers is checked without rebuilding anything.  Written
+ * only at start-up and by the checker's switch; read relaxed.  */
+FL_EXPORT extern int fl_tools_active;
+
 #endif /* FASTLOCK_COMMON_H */
