@@ -115,11 +115,8 @@
 # define FL_COUNTER_RSEQ_AREA 0
 #endif
 
-/* Architectures with a restartable critical section below.  x32 is left
- * out: its pointers are 32 bits and the asm stores 64.  */
-#if FL_COUNTER_RSEQ_AREA                                                    \
-    && ((defined(__x86_64__) && defined(__LP64__)) || defined(__i386__)     \
-        || defined(__aarch64__) || defined(__powerpc64__))
+/* Architectures whose arch header has a restartable critical section.  */
+#if FL_COUNTER_RSEQ_AREA && defined(FL_ARCH_RSEQ_CS)
 # define FL_COUNTER_RSEQ_ASM 1
 #else
 # define FL_COUNTER_RSEQ_ASM 0
@@ -283,14 +280,7 @@ static inline struct fl_counter_core *fl_counter_core(const fl_counter_t *c)
 /* glibc's rseq area sits __rseq_offset bytes from the thread pointer.  */
 static inline struct rseq *fl_counter_rseq_area(void)
 {
-  char *tp;
-# if defined(__powerpc64__)
-  __asm__("mr %0, 13" : "=r"(tp));
-# elif defined(__powerpc__)
-  __asm__("mr %0, 2" : "=r"(tp));
-# else
-  tp = (char *)__builtin_thread_pointer();
-# endif
+  char *tp = (char *)fl_arch_thread_pointer();
   return (struct rseq *)(void *)(tp + __rseq_offset);
 }
 #endif
@@ -310,7 +300,8 @@ static inline uint32_t fl_counter_cpu(const fl_counter_t *c)
 }
 
 #if FL_COUNTER_RSEQ_ASM
-/* The restartable critical sections, one per architecture.
+/* The restartable critical sections, from the arch header's
+ * FL_ARCH_RSEQ_* macros.
  *
  * Each asm is one critical section described by a struct rseq_cs (version
  * 0, flags 0: restart on preemption, signal delivery and migration) that
@@ -343,142 +334,6 @@ static inline uint32_t fl_counter_cpu(const fl_counter_t *c)
  * Operands: v, the slot's new value (add) or old value (take); off,
  * scratch; rs, the rseq area; base, the slot array; d, the delta (take:
  * zero, stored as the new value).  */
-# define FL_COUNTER_STR_(x) #x
-# define FL_COUNTER_STR(x) FL_COUNTER_STR_(x)
-
-# if defined(__x86_64__) || defined(__i386__)
-/* x86: the signature is the 32-bit displacement of a "ud1 sig, %edi",
- * so that disassemblers see an instruction, not garbage.  */
-#  define FL_COUNTER_RSEQ_ABORT                                             \
-  ".pushsection __rseq_failure, \"ax\"\n\t"                                 \
-  ".byte 0x0f, 0xb9, 0x3d\n\t"                                              \
-  ".long " FL_COUNTER_STR(RSEQ_SIG) "\n"                                    \
-  "4:\tjmp 6b\n\t"                                                          \
-  ".popsection"
-#  define FL_COUNTER_RSEQ_ADD_BODY                                          \
-  "movl (%[base], %[off]), %[v]\n\t"                                        \
-  "addl %[d], %[v]\n\t"                                                     \
-  "movl %[v], (%[base], %[off])\n"
-#  define FL_COUNTER_RSEQ_TAKE_BODY                                         \
-  "movl (%[base], %[off]), %[v]\n\t"                                        \
-  "movl %[d], (%[base], %[off])\n"
-#  if defined(__x86_64__)
-/* %rip-relative lea: position-independent, no relocation in .text.  */
-#   define FL_COUNTER_RSEQ_CS(body)                                         \
-  ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
-  ".balign 32\n"                                                            \
-  "3:\t.long 0, 0\n\t"                                                      \
-  ".quad 1f, 2f - 1f, 4f\n\t"                                               \
-  ".popsection\n"                                                           \
-  "6:\tleaq 3b(%%rip), %[off]\n\t"                                          \
-  "movq %[off], 8(%[rs])\n"                                                 \
-  "1:\tmovl 4(%[rs]), %k[off]\n\t"                                          \
-  "shlq $" FL_COUNTER_STR(FL_COUNTER_SLOT_SHIFT) ", %[off]\n\t"             \
-  body                                                                      \
-  "2:\tmovq $0, 8(%[rs])\n\t"                                               \
-  FL_COUNTER_RSEQ_ABORT
-#  else
-/* i386 has no %eip-relative addressing: the address comes from a call to
- * the next instruction and a pop (costing at worst one mispredicted
- * return later), plus the link-time distance to the descriptor, so a PIE
- * needs no relocation in .text, as an absolute address would.  rseq_cs is
- * 64 bits: the descriptor's address goes in the low word, the high word
- * stays the zero glibc put there.  */
-#   define FL_COUNTER_RSEQ_CS(body)                                         \
-  ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
-  ".balign 32\n"                                                            \
-  "3:\t.long 0, 0\n\t"                                                      \
-  ".long 1f, 0, 2f - 1f, 0, 4f, 0\n\t"                                      \
-  ".popsection\n"                                                           \
-  "6:\tcall 5f\n"                                                           \
-  "5:\tpopl %[off]\n\t"                                                     \
-  "addl $(3b - 5b), %[off]\n\t"                                             \
-  "movl %[off], 8(%[rs])\n"                                                 \
-  "1:\tmovl 4(%[rs]), %[off]\n\t"                                           \
-  "shll $" FL_COUNTER_STR(FL_COUNTER_SLOT_SHIFT) ", %[off]\n\t"             \
-  body                                                                      \
-  "2:\tmovl $0, 8(%[rs])\n\t"                                               \
-  FL_COUNTER_RSEQ_ABORT
-#  endif
-#  define FL_COUNTER_RSEQ_CONSTRAINTS(v_, off_, rs_, base_, d_)             \
-  : [v] "=&r"(v_), [off] "=&r"(off_)                                        \
-  : [rs] "r"(rs_), [base] "r"(base_), [d] "ri"(d_)                          \
-  : "memory", "cc"
-
-# elif defined(__aarch64__)
-/* adrp/add: position-independent.  The signature is emitted as the
- * instruction it encodes (BRK #0x45e0), which is the registered data word
- * on little-endian and its byte swap, as glibc registers it, on
- * big-endian.  */
-#  define FL_COUNTER_RSEQ_CS(body)                                          \
-  ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
-  ".balign 32\n"                                                            \
-  "3:\t.long 0, 0\n\t"                                                      \
-  ".quad 1f, 2f - 1f, 4f\n\t"                                               \
-  ".popsection\n"                                                           \
-  "6:\tadrp %[off], 3b\n\t"                                                 \
-  "add %[off], %[off], :lo12:3b\n\t"                                        \
-  "str %[off], [%[rs], #8]\n"                                               \
-  "1:\tldr %w[off], [%[rs], #4]\n\t"                                        \
-  "add %[off], %[base], %[off], lsl #"                                      \
-  FL_COUNTER_STR(FL_COUNTER_SLOT_SHIFT) "\n\t"                              \
-  body                                                                      \
-  "2:\tstr xzr, [%[rs], #8]\n\t"                                            \
-  ".pushsection __rseq_failure, \"ax\"\n\t"                                 \
-  ".inst " FL_COUNTER_STR(RSEQ_SIG_CODE) "\n"                               \
-  "4:\tb 6b\n\t"                                                            \
-  ".popsection"
-#  define FL_COUNTER_RSEQ_ADD_BODY                                          \
-  "ldr %w[v], [%[off]]\n\t"                                                 \
-  "add %w[v], %w[v], %w[d]\n\t"                                             \
-  "str %w[v], [%[off]]\n"
-#  define FL_COUNTER_RSEQ_TAKE_BODY                                         \
-  "ldr %w[v], [%[off]]\n\t"                                                 \
-  "str %w[d], [%[off]]\n"
-#  define FL_COUNTER_RSEQ_CONSTRAINTS(v_, off_, rs_, base_, d_)             \
-  : [v] "=&r"(v_), [off] "=&r"(off_)                                        \
-  : [rs] "r"(rs_), [base] "r"(base_), [d] "rZ"(d_)                          \
-  : "memory"
-
-# elif defined(__powerpc64__)
-/* bcl 20,31 to the next instruction is the "get the address" form that
- * leaves the link-stack predictor alone; the distance to the descriptor
- * is a link-time constant.  A TOC-relative address would need r2, which
- * a function that uses no TOC of its own does not set up.  Registers used
- * as a base must not be r0 (read as zero there): the "b" constraint.  */
-#  define FL_COUNTER_RSEQ_CS(body)                                          \
-  ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
-  ".balign 32\n"                                                            \
-  "3:\t.long 0, 0\n\t"                                                      \
-  ".quad 1f, 2f - 1f, 4f\n\t"                                               \
-  ".popsection\n"                                                           \
-  "6:\tbcl 20, 31, 5f\n"                                                    \
-  "5:\tmflr %[off]\n\t"                                                     \
-  "addis %[off], %[off], (3b - 5b)@ha\n\t"                                  \
-  "addi %[off], %[off], (3b - 5b)@l\n\t"                                    \
-  "std %[off], 8(%[rs])\n"                                                  \
-  "1:\tlwz %[off], 4(%[rs])\n\t"                                            \
-  "sldi %[off], %[off], " FL_COUNTER_STR(FL_COUNTER_SLOT_SHIFT) "\n\t"      \
-  body                                                                      \
-  "2:\tli %[off], 0\n\t"                                                    \
-  "std %[off], 8(%[rs])\n\t"                                                \
-  ".pushsection __rseq_failure, \"ax\"\n\t"                                 \
-  ".long " FL_COUNTER_STR(RSEQ_SIG) "\n"                                    \
-  "4:\tb 6b\n\t"                                                            \
-  ".popsection"
-#  define FL_COUNTER_RSEQ_ADD_BODY                                          \
-  "lwzx %[v], %[base], %[off]\n\t"                                          \
-  "add %[v], %[v], %[d]\n\t"                                                \
-  "stwx %[v], %[base], %[off]\n"
-#  define FL_COUNTER_RSEQ_TAKE_BODY                                         \
-  "lwzx %[v], %[base], %[off]\n\t"                                          \
-  "stwx %[d], %[base], %[off]\n"
-#  define FL_COUNTER_RSEQ_CONSTRAINTS(v_, off_, rs_, base_, d_)             \
-  : [v] "=&r"(v_), [off] "=&b"(off_)                                        \
-  : [rs] "b"(rs_), [base] "b"(base_), [d] "r"(d_)                           \
-  : "memory", "lr"
-# endif
-
 /* In the current CPU's slot: *slot += delta; returns the new value.  */
 static inline int32_t fl_counter_rseq_add(struct rseq *rs, uint64_t slots,
                                           int32_t delta)
@@ -487,8 +342,9 @@ static inline int32_t fl_counter_rseq_add(struct rseq *rs, uint64_t slots,
   int32_t v;
   uintptr_t off;
 
-  __asm__ __volatile__(FL_COUNTER_RSEQ_CS(FL_COUNTER_RSEQ_ADD_BODY)
-                       FL_COUNTER_RSEQ_CONSTRAINTS(v, off, rs, base, delta));
+  __asm__ __volatile__(FL_ARCH_RSEQ_CS(FL_ARCH_RSEQ_ADD_BODY,
+                                       FL_COUNTER_SLOT_SHIFT)
+                       FL_ARCH_RSEQ_CONSTRAINTS(v, off, rs, base, delta));
   return v;
 }
 
@@ -499,26 +355,23 @@ static inline int32_t fl_counter_rseq_take(struct rseq *rs, uint64_t slots)
   int32_t v, zero = 0;
   uintptr_t off;
 
-  __asm__ __volatile__(FL_COUNTER_RSEQ_CS(FL_COUNTER_RSEQ_TAKE_BODY)
-                       FL_COUNTER_RSEQ_CONSTRAINTS(v, off, rs, base, zero));
+  __asm__ __volatile__(FL_ARCH_RSEQ_CS(FL_ARCH_RSEQ_TAKE_BODY,
+                                       FL_COUNTER_SLOT_SHIFT)
+                       FL_ARCH_RSEQ_CONSTRAINTS(v, off, rs, base, zero));
   return v;
 }
 #endif /* FL_COUNTER_RSEQ_ASM */
 
 #if FL_COUNTER_WIDE
 /* count += x, relaxed: the atomic add of SHARED, of large deltas and of
- * folds.  On ia64 it is the shim's asm, fetchadd8.acq for a constant
- * addend fetchadd encodes (-16, -8, -4, -1, 1, 4, 8, 16) and a cmpxchg8
- * loop for any other, as the slots' adds are fetchadd4 or cmpxchg4
- * (tools/check-ia64 checks both); elsewhere the compiler's.  */
+ * folds.  On ia64 it is the arch header's asm, fetchadd8.acq for a
+ * constant addend fetchadd encodes (-16, -8, -4, -1, 1, 4, 8, 16) and a
+ * cmpxchg8 loop for any other, as the slots' adds are fetchadd4 or
+ * cmpxchg4 (tools/check-ia64 checks both); elsewhere the compiler's.  */
 static inline void fl_counter_count_add_wide(struct fl_counter_core *k,
                                              int64_t x)
 {
-# if FL_ATOMICS_ASM && FL_ARCH_IA64
-  (void)fl_ia64_fetch_add8_acq(&k->count.value, x);
-# else
-  __atomic_fetch_add(&k->count.value, x, __ATOMIC_RELAXED);
-# endif
+  (void)fl_atomic_fetch_add64_relaxed(&k->count.value, x);
 }
 #endif
 

@@ -1,4 +1,7 @@
-/* src/arch/x86.h: the atomic shim in asm for i386 and x86_64.
+/* <fastlock/arch/x86.h>: i386 and x86_64.
+ *
+ * The CPU part (always): PAUSE, RDTSC, the restartable critical section.
+ * The atomics (FL_ATOMICS_ASM):
  *
  * x86 is TSO: loads are not reordered with loads, stores not with stores,
  * and a store is not reordered with an earlier load.  Every LOCK-prefixed
@@ -11,7 +14,8 @@
  * compiler from doing the reordering the CPU does not.
  *
  * fl_atomic_add_negative_* has two shapes, chosen by --with-x86-release
- * (seed 004): "lock xadd" returns the old value and the sign is tested on
+ * (Howells and Arcangeli, linux-kernel, April 2001, rwsem-opt4 against
+ * 00_rwsem-9): "lock xadd" returns the old value and the sign is tested on
  * old + v in a register (Howells); "lock add; js" lets the locked
  * instruction's own sign flag decide (Arcangeli), one instruction and no
  * register for the result.  Both are always defined here, under
@@ -21,11 +25,99 @@
 #define FASTLOCK_ARCH_X86_H
 
 #if !defined(__i386__) && !defined(__x86_64__)
-# error "src/arch/x86.h is for i386 and x86_64 only"
+# error "<fastlock/arch/x86.h> is for i386 and x86_64 only"
 #endif
 
 #include <stdint.h>
 
+/* ---- The CPU ---- */
+
+/* PAUSE: the spin-wait hint.  It gives the pipeline to a sibling
+ * hyperthread and keeps the loop from flooding the core with speculative
+ * loads that the lock word's change would cancel; the clobber makes the
+ * loop re-read memory.  */
+static inline void fl_cpu_relax(void)
+{
+  __asm__ __volatile__("pause" : : : "memory");
+}
+#define fl_cpu_relax fl_cpu_relax
+
+/* RDTSC: cycles on old cores; on modern ones the TSC ticks at a constant
+ * nominal rate.  Not serialising: fine for intervals of many
+ * instructions, which is what the benchmark times.  */
+static inline uint64_t fl_cycles(void)
+{
+  uint32_t lo, hi;
+  __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+  return ((uint64_t)hi << 32) | lo;
+}
+#define fl_cycles fl_cycles
+#define FL_CYCLES_NAME "rdtsc"
+
+/* The restartable critical section (the protocol: doc/porting.md).  x32
+ * is left out: its pointers are 32 bits and the asm stores 64.  The abort
+ * signature is the 32-bit displacement of a "ud1 sig, %edi", so that
+ * disassemblers see an instruction, not garbage.  */
+#if (defined(__x86_64__) && defined(__LP64__)) || defined(__i386__)
+# define FL_ARCH_RSEQ_ABORT                                                 \
+  ".pushsection __rseq_failure, \"ax\"\n\t"                                 \
+  ".byte 0x0f, 0xb9, 0x3d\n\t"                                              \
+  ".long " FL_ARCH_STR(RSEQ_SIG) "\n"                                       \
+  "4:\tjmp 6b\n\t"                                                          \
+  ".popsection"
+# define FL_ARCH_RSEQ_ADD_BODY                                              \
+  "movl (%[base], %[off]), %[v]\n\t"                                        \
+  "addl %[d], %[v]\n\t"                                                     \
+  "movl %[v], (%[base], %[off])\n"
+# define FL_ARCH_RSEQ_TAKE_BODY                                             \
+  "movl (%[base], %[off]), %[v]\n\t"                                        \
+  "movl %[d], (%[base], %[off])\n"
+# if defined(__x86_64__)
+/* %rip-relative lea: position-independent, no relocation in .text.  */
+#  define FL_ARCH_RSEQ_CS(body, shift)                                      \
+  ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
+  ".balign 32\n"                                                            \
+  "3:\t.long 0, 0\n\t"                                                      \
+  ".quad 1f, 2f - 1f, 4f\n\t"                                               \
+  ".popsection\n"                                                           \
+  "6:\tleaq 3b(%%rip), %[off]\n\t"                                          \
+  "movq %[off], 8(%[rs])\n"                                                 \
+  "1:\tmovl 4(%[rs]), %k[off]\n\t"                                          \
+  "shlq $" FL_ARCH_STR(shift) ", %[off]\n\t"                                \
+  body                                                                      \
+  "2:\tmovq $0, 8(%[rs])\n\t"                                               \
+  FL_ARCH_RSEQ_ABORT
+# else
+/* i386 has no %eip-relative addressing: the address comes from a call to
+ * the next instruction and a pop (costing at worst one mispredicted
+ * return later), plus the link-time distance to the descriptor, so a PIE
+ * needs no relocation in .text, as an absolute address would.  rseq_cs is
+ * 64 bits: the descriptor's address goes in the low word, the high word
+ * stays the zero glibc put there.  */
+#  define FL_ARCH_RSEQ_CS(body, shift)                                      \
+  ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
+  ".balign 32\n"                                                            \
+  "3:\t.long 0, 0\n\t"                                                      \
+  ".long 1f, 0, 2f - 1f, 0, 4f, 0\n\t"                                      \
+  ".popsection\n"                                                           \
+  "6:\tcall 5f\n"                                                           \
+  "5:\tpopl %[off]\n\t"                                                     \
+  "addl $(3b - 5b), %[off]\n\t"                                             \
+  "movl %[off], 8(%[rs])\n"                                                 \
+  "1:\tmovl 4(%[rs]), %[off]\n\t"                                           \
+  "shll $" FL_ARCH_STR(shift) ", %[off]\n\t"                                \
+  body                                                                      \
+  "2:\tmovl $0, 8(%[rs])\n\t"                                               \
+  FL_ARCH_RSEQ_ABORT
+# endif
+# define FL_ARCH_RSEQ_CONSTRAINTS(v_, off_, rs_, base_, d_)                 \
+  : [v] "=&r"(v_), [off] "=&r"(off_)                                        \
+  : [rs] "r"(rs_), [base] "r"(base_), [d] "ri"(d_)                          \
+  : "memory", "cc"
+#endif
+
+/* ---- The atomics ---- */
+#if FL_ATOMICS_ASM
 static inline int32_t fl_load_relaxed(const int32_t *p)
 {
   int32_t v;
@@ -154,5 +246,7 @@ static inline void fl_smp_wmb(void)
 {
   __asm__ __volatile__("" : : : "memory");
 }
+
+#endif /* FL_ATOMICS_ASM */
 
 #endif /* FASTLOCK_ARCH_X86_H */

@@ -1,4 +1,7 @@
-/* src/arch/ia64.h: the atomic shim in asm for ia64 (Itanium).
+/* <fastlock/arch/ia64.h>: ia64 (Itanium).
+ *
+ * The CPU part (always): hint @pause and the interval time counter.
+ * The atomics (FL_ATOMICS_ASM):
  *
  * Itanium orders memory weakly: a plain ld or st is "unordered" and may
  * become visible in any order with respect to other accesses (loads pass
@@ -50,7 +53,7 @@
 #define FASTLOCK_ARCH_IA64_H
 
 #if !defined(__ia64__)
-# error "src/arch/ia64.h is for ia64 only"
+# error "<fastlock/arch/ia64.h> is for ia64 only"
 #endif
 
 #include <stdint.h>
@@ -60,6 +63,8 @@
   ((v) == -16 || (v) == -8 || (v) == -4 || (v) == -1                        \
    || (v) == 1 || (v) == 4 || (v) == 8 || (v) == 16)
 
+#define FL_IA64_ASM_PAUSE "hint @pause"
+#define FL_IA64_ASM_ITC "mov %[out] = ar.itc"
 #define FL_IA64_ASM_LD4 "ld4 %[out] = %[mem]"
 #define FL_IA64_ASM_LD4_ACQ "ld4.acq %[out] = %[mem]"
 #define FL_IA64_ASM_ST4 "st4 %[mem] = %r[in]"
@@ -82,6 +87,28 @@
 #define FL_IA64_ASM_CMPXCHG8_ACQ                                            \
   "mov ar.ccv = %r[ccv];;\n\t"                                              \
   "cmpxchg8.acq %[out] = %[mem], %r[in], ar.ccv"
+
+/* ---- The CPU ---- */
+
+/* The spin-wait hint; the clobber makes the loop re-read memory.  */
+static inline void fl_cpu_relax(void)
+{
+  __asm__ __volatile__(FL_IA64_ASM_PAUSE : : : "memory");
+}
+#define fl_cpu_relax fl_cpu_relax
+
+/* ar.itc, the interval time counter: CPU cycles.  */
+static inline uint64_t fl_cycles(void)
+{
+  uint64_t v;
+  __asm__ __volatile__(FL_IA64_ASM_ITC : [out] "=r"(v) : : "memory");
+  return v;
+}
+#define fl_cycles fl_cycles
+#define FL_CYCLES_NAME "ar.itc"
+
+/* ---- The atomics ---- */
+#if FL_ATOMICS_ASM
 
 static inline int32_t fl_load_relaxed(const int32_t *p)
 {
@@ -290,6 +317,10 @@ static inline int64_t fl_ia64_fetch_add8_acq(int64_t *p, int64_t v)
   return old;
 }
 
+#define fl_atomic_fetch_add64_relaxed fl_ia64_fetch_add8_acq
+
 #define FL_ARCH_ATOMICS_NAME "ia64 asm, fetchadd4/cmpxchg4 .acq/.rel, mf"
+
+#endif /* FL_ATOMICS_ASM */
 
 #endif /* FASTLOCK_ARCH_IA64_H */

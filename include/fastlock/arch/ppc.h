@@ -1,4 +1,8 @@
-/* src/arch/ppc.h: the atomic shim in asm for 32-bit PowerPC and ppc64(le).
+/* <fastlock/arch/ppc.h>: 32-bit PowerPC and ppc64(le).
+ *
+ * The CPU part (always): the SMT priority hint, the timebase, the thread
+ * pointer (r2 or r13), and on ppc64 the restartable critical section.
+ * The atomics (FL_ATOMICS_ASM):
  *
  * PowerPC is weakly ordered: any two accesses to different addresses may
  * be performed out of order, and the barriers say which pairs may not:
@@ -27,7 +31,8 @@
  *   release  FL_PPC_LWSYNC before the loop: earlier loads and stores are
  *            performed before the stwcx. can be.
  *   acquire  FL_PPC_ACQUIRE after the loop's closing bne-.  Both choices
- *            are correct (seed 003, Mackerras):
+ *            are correct (Piggin, Mackerras et al., linuxppc-dev,
+ *            November 2008, "powerpc: smp_wmb lwsync optimisation fix"):
  *            - isync: the bne- depends on the stwcx., which cannot succeed
  *              before the lwarx has read the word, so the isync holds every
  *              later access until the RMW is done.
@@ -38,7 +43,7 @@
  *              reservation made the pair atomic.
  *            isync holds later instructions until the branch resolves;
  *            lwsync instead constrains the store queue.  Piggin measured
- *            lwsync faster on a G5 (seed 003); on a core without lwsync the
+ *            lwsync faster on a G5 (same thread); on a core without lwsync the
  *            choice is isync or a full sync, and isync is far cheaper.
  *   acq_rel  both.
  * A failed cmpxchg branches out past the acquire barrier: the API makes a
@@ -97,10 +102,99 @@
 #define FASTLOCK_ARCH_PPC_H
 
 #if !defined(__powerpc__) && !defined(__powerpc64__)
-# error "src/arch/ppc.h is for PowerPC only"
+# error "<fastlock/arch/ppc.h> is for PowerPC only"
 #endif
 
 #include <stdint.h>
+
+/* ---- The CPU ---- */
+
+/* SMT priority low, then back to medium: the spin-wait hint (no-ops on
+ * cores without SMT).  The clobber makes the loop re-read memory.  */
+static inline void fl_cpu_relax(void)
+{
+  __asm__ __volatile__("or 1,1,1\n\tor 2,2,2" : : : "memory");
+}
+#define fl_cpu_relax fl_cpu_relax
+
+/* The timebase: a fixed frequency, lower than the core clock.  */
+static inline uint64_t fl_cycles(void)
+{
+#if defined(__powerpc64__)
+  uint64_t v;
+  __asm__ __volatile__("mfspr %0, 268" : "=r"(v));
+  return v;
+#else
+  /* 32-bit: read upper, lower, upper again; retry if the lower half
+   * wrapped between the two reads of the upper half.  */
+  uint32_t hi, lo, hi2;
+  do {
+    __asm__ __volatile__("mfspr %0, 269\n\tmfspr %1, 268\n\tmfspr %2, 269"
+                         : "=r"(hi), "=r"(lo), "=r"(hi2));
+  } while (hi != hi2);
+  return ((uint64_t)hi << 32) | lo;
+#endif
+}
+#define fl_cycles fl_cycles
+#define FL_CYCLES_NAME "timebase"
+
+/* The thread pointer is a register of the ABI: r13 on ppc64, r2 on
+ * ppc32 (GCC has no __builtin_thread_pointer here before GCC 11).  */
+static inline void *fl_arch_thread_pointer(void)
+{
+  char *tp;
+#if defined(__powerpc64__)
+  __asm__("mr %0, 13" : "=r"(tp));
+#else
+  __asm__("mr %0, 2" : "=r"(tp));
+#endif
+  return tp;
+}
+#define fl_arch_thread_pointer fl_arch_thread_pointer
+
+/* The restartable critical section (the protocol: doc/porting.md), ppc64
+ * only.  bcl 20,31 to the next instruction is the "get the address" form
+ * that leaves the link-stack predictor alone; the distance to the
+ * descriptor is a link-time constant.  A TOC-relative address would need
+ * r2, which a function that uses no TOC of its own does not set up.
+ * Registers used as a base must not be r0 (read as zero there): the "b"
+ * constraint.  */
+#if defined(__powerpc64__)
+# define FL_ARCH_RSEQ_CS(body, shift)                                       \
+  ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
+  ".balign 32\n"                                                            \
+  "3:\t.long 0, 0\n\t"                                                      \
+  ".quad 1f, 2f - 1f, 4f\n\t"                                               \
+  ".popsection\n"                                                           \
+  "6:\tbcl 20, 31, 5f\n"                                                    \
+  "5:\tmflr %[off]\n\t"                                                     \
+  "addis %[off], %[off], (3b - 5b)@ha\n\t"                                  \
+  "addi %[off], %[off], (3b - 5b)@l\n\t"                                    \
+  "std %[off], 8(%[rs])\n"                                                  \
+  "1:\tlwz %[off], 4(%[rs])\n\t"                                            \
+  "sldi %[off], %[off], " FL_ARCH_STR(shift) "\n\t"                         \
+  body                                                                      \
+  "2:\tli %[off], 0\n\t"                                                    \
+  "std %[off], 8(%[rs])\n\t"                                                \
+  ".pushsection __rseq_failure, \"ax\"\n\t"                                 \
+  ".long " FL_ARCH_STR(RSEQ_SIG) "\n"                                       \
+  "4:\tb 6b\n\t"                                                            \
+  ".popsection"
+# define FL_ARCH_RSEQ_ADD_BODY                                              \
+  "lwzx %[v], %[base], %[off]\n\t"                                          \
+  "add %[v], %[v], %[d]\n\t"                                                \
+  "stwx %[v], %[base], %[off]\n"
+# define FL_ARCH_RSEQ_TAKE_BODY                                             \
+  "lwzx %[v], %[base], %[off]\n\t"                                          \
+  "stwx %[d], %[base], %[off]\n"
+# define FL_ARCH_RSEQ_CONSTRAINTS(v_, off_, rs_, base_, d_)                 \
+  : [v] "=&r"(v_), [off] "=&b"(off_)                                        \
+  : [rs] "b"(rs_), [base] "b"(base_), [d] "r"(d_)                           \
+  : "memory", "lr"
+#endif
+
+/* ---- The atomics ---- */
+#if FL_ATOMICS_ASM
 
 #if defined(__NO_LWSYNC__) && (FL_PPC_ACQUIRE_LWSYNC || FL_PPC_WMB_LWSYNC)
 # error "the target CPU has no lwsync (e500v1/v2): configure --with-ppc-acquire=isync --with-ppc-wmb=eieio"
@@ -298,10 +392,12 @@ static inline void fl_smp_rmb(void)
   __asm__ __volatile__(FL_PPC_LWSYNC : : : "memory");
 }
 
-/* Store->store: eieio or lwsync, as configured (seed 003).  */
+/* Store->store: eieio or lwsync, as configured (see the top comment).  */
 static inline void fl_smp_wmb(void)
 {
   __asm__ __volatile__(FL_PPC_WMB : : : "memory");
 }
+
+#endif /* FL_ATOMICS_ASM */
 
 #endif /* FASTLOCK_ARCH_PPC_H */

@@ -1,7 +1,15 @@
-/* src/arch/mips.h: the atomic shim in asm for MIPS (written for o32 mipsel).
+/* <fastlock/arch/mips.h>: MIPS (written for o32 mipsel).
+ *
+ * The CPU part: nothing.  MIPS32 has no spin hint every core implements
+ * (PAUSE is MIPS32r2 with the MT ASE only), and rdhwr $2 (CC) is readable
+ * only where the kernel enables it and counts at half the pipeline clock
+ * on many cores: the fallbacks (a compiler barrier, the clock) serve.
+ * The atomics (FL_ATOMICS_ASM):
  *
  * MIPS has no atomic read-modify-write instruction; --with-mips-atomics
- * picks one of the three ways to build one that seed 000 compares.
+ * picks one of the three ways to build one that Kissell, Stezenbach et
+ * al. compare (linux-mips, January-July 2002, "Mipsel libc with LL/SC
+ * online anywhere?").
  *
  * llsc (FL_MIPS_LLSC), MIPS II and later: ll loads the word and links it;
  * sc stores only if nothing broke the link since (another CPU's store to
@@ -30,8 +38,8 @@
  * k1).  Exceptions that run no other user code, a TLB refill, may leave k1
  * as they like.  Mainline Linux promises nothing of the kind: its handlers
  * leave whatever they last put in k1 (a kernel stack pointer, a TLB entry),
- * which should never equal the cookie but nothing keeps it so; the fix the
- * seed thread settles on is one "move k1, zero" before every eret.  The
+ * which should never equal the cookie but nothing keeps it so; the fix that
+ * thread settles on is one "move k1, zero" before every eret.  The
  * cookie is the one Kissell proposed there as a value no sane exception
  * return leaves in k1.
  *   Why uniprocessor only: k1 tells us only that this CPU took an
@@ -90,10 +98,13 @@
 #define FASTLOCK_ARCH_MIPS_H
 
 #if !defined(__mips__)
-# error "src/arch/mips.h is for MIPS only"
+# error "<fastlock/arch/mips.h> is for MIPS only"
 #endif
 
 #include <stdint.h>
+
+/* ---- The atomics ---- */
+#if FL_ATOMICS_ASM
 
 /* The asm is in the standard 32-bit encoding: keep these functions out of
  * MIPS16 and microMIPS code, where it would be assembled compressed.  */
@@ -261,7 +272,7 @@ FL_MIPS_XCHG(acq_rel, FL_MIPS_SYNC, FL_MIPS_SYNC)
 #  error "MIPS Release 6 removed beql; use --with-mips-atomics=llsc"
 # endif
 
-/* Kissell's cookie from seed 000; see the top of this file for what the
+/* Kissell's cookie from that thread; see the top of this file for what the
  * kernel must promise about it.  */
 # define FL_MIPS_BEQL_COOKIE 0xffdadaffu
 
@@ -492,5 +503,7 @@ FL_MIPS_INLINE int fl_atomic_add_negative_release(int32_t *p, int32_t v)
   uint32_t old = (uint32_t)fl_atomic_fetch_add_release(p, v);
   return (int32_t)(old + (uint32_t)v) < 0;
 }
+
+#endif /* FL_ATOMICS_ASM */
 
 #endif /* FASTLOCK_ARCH_MIPS_H */

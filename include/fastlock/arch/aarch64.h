@@ -1,4 +1,7 @@
-/* src/arch/aarch64.h: the atomic shim in asm for AArch64.
+/* <fastlock/arch/aarch64.h>: AArch64.
+ *
+ * The CPU part (always): YIELD, the virtual counter, the restartable
+ * critical section.  The atomics (FL_ATOMICS_ASM):
  *
  * AArch64 is weakly ordered (loads and stores to different addresses may
  * be performed in any order), but the orders C11 names are built into the
@@ -42,10 +45,67 @@
 #define FASTLOCK_ARCH_AARCH64_H
 
 #if !defined(__aarch64__)
-# error "src/arch/aarch64.h is for AArch64 only"
+# error "<fastlock/arch/aarch64.h> is for AArch64 only"
 #endif
 
 #include <stdint.h>
+
+/* ---- The CPU ---- */
+
+/* YIELD: the spin-wait hint; the clobber makes the loop re-read memory.  */
+static inline void fl_cpu_relax(void)
+{
+  __asm__ __volatile__("yield" : : : "memory");
+}
+#define fl_cpu_relax fl_cpu_relax
+
+/* The virtual counter, at a fixed frequency lower than the core clock.
+ * isb: the counter read does not run ahead of earlier instructions.  */
+static inline uint64_t fl_cycles(void)
+{
+  uint64_t v;
+  __asm__ __volatile__("isb\n\tmrs %0, cntvct_el0" : "=r"(v) : : "memory");
+  return v;
+}
+#define fl_cycles fl_cycles
+#define FL_CYCLES_NAME "cntvct_el0"
+
+/* The restartable critical section (the protocol: doc/porting.md).
+ * adrp/add: position-independent.  The signature is emitted as the
+ * instruction it encodes (BRK #0x45e0), which is the registered data word
+ * on little-endian and its byte swap, as glibc registers it, on
+ * big-endian.  */
+#define FL_ARCH_RSEQ_CS(body, shift)                                        \
+  ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
+  ".balign 32\n"                                                            \
+  "3:\t.long 0, 0\n\t"                                                      \
+  ".quad 1f, 2f - 1f, 4f\n\t"                                               \
+  ".popsection\n"                                                           \
+  "6:\tadrp %[off], 3b\n\t"                                                 \
+  "add %[off], %[off], :lo12:3b\n\t"                                        \
+  "str %[off], [%[rs], #8]\n"                                               \
+  "1:\tldr %w[off], [%[rs], #4]\n\t"                                        \
+  "add %[off], %[base], %[off], lsl #" FL_ARCH_STR(shift) "\n\t"            \
+  body                                                                      \
+  "2:\tstr xzr, [%[rs], #8]\n\t"                                            \
+  ".pushsection __rseq_failure, \"ax\"\n\t"                                 \
+  ".inst " FL_ARCH_STR(RSEQ_SIG_CODE) "\n"                                  \
+  "4:\tb 6b\n\t"                                                            \
+  ".popsection"
+#define FL_ARCH_RSEQ_ADD_BODY                                               \
+  "ldr %w[v], [%[off]]\n\t"                                                 \
+  "add %w[v], %w[v], %w[d]\n\t"                                             \
+  "str %w[v], [%[off]]\n"
+#define FL_ARCH_RSEQ_TAKE_BODY                                              \
+  "ldr %w[v], [%[off]]\n\t"                                                 \
+  "str %w[d], [%[off]]\n"
+#define FL_ARCH_RSEQ_CONSTRAINTS(v_, off_, rs_, base_, d_)                  \
+  : [v] "=&r"(v_), [off] "=&r"(off_)                                        \
+  : [rs] "r"(rs_), [base] "r"(base_), [d] "rZ"(d_)                          \
+  : "memory"
+
+/* ---- The atomics ---- */
+#if FL_ATOMICS_ASM
 
 static inline int32_t fl_load_relaxed(const int32_t *p)
 {
@@ -255,5 +315,7 @@ static inline void fl_smp_wmb(void)
 {
   __asm__ __volatile__("dmb ishst" : : : "memory");
 }
+
+#endif /* FL_ATOMICS_ASM */
 
 #endif /* FASTLOCK_ARCH_AARCH64_H */
