@@ -45,6 +45,14 @@ static const struct rmw_case rmw_cases[] = {
   { "xchg_acquire", fl_atomic_xchg_acquire, fl_generic_xchg_acquire },
   { "xchg_release", fl_atomic_xchg_release, fl_generic_xchg_release },
   { "xchg_acq_rel", fl_atomic_xchg_acq_rel, fl_generic_xchg_acq_rel },
+  { "fetch_or_relaxed", fl_atomic_fetch_or_relaxed, fl_generic_fetch_or_relaxed },
+  { "fetch_or_acquire", fl_atomic_fetch_or_acquire, fl_generic_fetch_or_acquire },
+  { "fetch_or_release", fl_atomic_fetch_or_release, fl_generic_fetch_or_release },
+  { "fetch_or_acq_rel", fl_atomic_fetch_or_acq_rel, fl_generic_fetch_or_acq_rel },
+  { "fetch_and_relaxed", fl_atomic_fetch_and_relaxed, fl_generic_fetch_and_relaxed },
+  { "fetch_and_acquire", fl_atomic_fetch_and_acquire, fl_generic_fetch_and_acquire },
+  { "fetch_and_release", fl_atomic_fetch_and_release, fl_generic_fetch_and_release },
+  { "fetch_and_acq_rel", fl_atomic_fetch_and_acq_rel, fl_generic_fetch_and_acq_rel },
 };
 #define NRMW ((int)(sizeof rmw_cases / sizeof rmw_cases[0]))
 
@@ -78,6 +86,35 @@ static const struct cas_case cas_cases[] = {
 #define NCAS ((int)(sizeof cas_cases / sizeof cas_cases[0]))
 
 /* ---- single-threaded: asm against builtin twin over edge values ---- */
+
+/* On an asm build every operation is the arch header's asm or derived
+ * from it by fallback.h, never the builtin itself: an arch header that
+ * defined an operation but did not mark it would get the builtin, and
+ * the comparisons below would compare the builtin with itself.  */
+START_TEST(asm_build_uses_no_builtin)
+{
+  int i;
+
+  if (!FL_ATOMICS_ASM)
+    return;
+  for (i = 0; i < NRMW; i++)
+    ck_assert_msg(rmw_cases[i].op != rmw_cases[i].twin, "%s is the builtin",
+                  rmw_cases[i].name);
+  for (i = 0; i < NNEG; i++)
+    ck_assert_msg(neg_cases[i].op != neg_cases[i].twin, "%s is the builtin",
+                  neg_cases[i].name);
+  for (i = 0; i < NCAS; i++)
+    ck_assert_msg(cas_cases[i].op != cas_cases[i].twin, "%s is the builtin",
+                  cas_cases[i].name);
+  ck_assert(fl_load_relaxed != fl_generic_load_relaxed);
+  ck_assert(fl_load_acquire != fl_generic_load_acquire);
+  ck_assert(fl_store_relaxed != fl_generic_store_relaxed);
+  ck_assert(fl_store_release != fl_generic_store_release);
+  ck_assert(fl_smp_mb != fl_generic_smp_mb);
+  ck_assert(fl_smp_rmb != fl_generic_smp_rmb);
+  ck_assert(fl_smp_wmb != fl_generic_smp_wmb);
+}
+END_TEST
 
 START_TEST(rmw_matches_twin)
 {
@@ -160,6 +197,8 @@ START_TEST(neighbours_untouched)
   fl_atomic_xchg_acq_rel(&w[1], INT32_MIN);
   fl_atomic_cmpxchg_acq_rel(&w[1], INT32_MIN, INT32_MAX);
   fl_atomic_add_negative_release(&w[1], 1);
+  fl_atomic_fetch_or_acq_rel(&w[1], -1);
+  fl_atomic_fetch_and_acq_rel(&w[1], 0);
   fl_store_release(&w[1], -1);
   ck_assert_int_eq(w[0], 0x5a5a5a5a);
   ck_assert_int_eq(w[1], -1);
@@ -176,6 +215,9 @@ struct torture {
   int32_t lock;             /* an xchg test-and-set lock ... */
   int64_t plain;            /* ... protecting this plain counter */
   int32_t balance;          /* add_negative -1 then +1: ends at 0 */
+  int32_t bits;             /* each thread sets and clears its own bit */
+  int32_t next_bit;         /* hands out those bits */
+  int32_t bit_errors;       /* a bit found in the wrong state */
   long iters;
 };
 
@@ -203,9 +245,23 @@ static void torture_unlock(struct torture *t, int by_xchg)
   FL_TSAN_POST_UNLOCK(&t->lock, 0);
 }
 
+/* Set this thread's bit with fetch_or, clear it with fetch_and: each
+ * must find it in the state the thread left it in, whatever the other
+ * threads do to their bits of the same word.  */
+static void torture_bit(struct torture *t, int32_t bit,
+                        int32_t (*or_op)(int32_t *, int32_t),
+                        int32_t (*and_op)(int32_t *, int32_t))
+{
+  if (or_op(&t->bits, bit) & bit)
+    fl_atomic_fetch_add_relaxed(&t->bit_errors, 1);
+  if (!(and_op(&t->bits, ~bit) & bit))
+    fl_atomic_fetch_add_relaxed(&t->bit_errors, 1);
+}
+
 static void *torture_thread(void *p)
 {
   struct torture *t = *(struct torture **)p;
+  int32_t bit = (int32_t)1 << fl_atomic_fetch_add_relaxed(&t->next_bit, 1);
   long i;
 
   for (i = 0; i < t->iters; i++) {
@@ -235,6 +291,11 @@ static void *torture_thread(void *p)
     fl_atomic_add_negative_acquire(&t->balance, -1);
     fl_atomic_add_negative_release(&t->balance, 1);
 
+    torture_bit(t, bit, fl_atomic_fetch_or_relaxed, fl_atomic_fetch_and_relaxed);
+    torture_bit(t, bit, fl_atomic_fetch_or_acquire, fl_atomic_fetch_and_release);
+    torture_bit(t, bit, fl_atomic_fetch_or_acq_rel, fl_atomic_fetch_and_acq_rel);
+    torture_bit(t, bit, fl_atomic_fetch_or_release, fl_atomic_fetch_and_acquire);
+
     /* Mutual exclusion from an xchg test-and-set lock: a lost update of
      * the plain counter means the lock failed to exclude or to order. */
     torture_lock(t, fl_atomic_xchg_acquire);
@@ -258,11 +319,15 @@ START_TEST(threads_lose_no_update)
   t.lock = 0;
   t.plain = 0;
   t.balance = 0;
+  t.bits = t.next_bit = t.bit_errors = 0;
   t.iters = fl_test_iterations(100000);
   /* The words updated only by the shim's atomics are synchronisation,
    * not data: hide them from the Valgrind tools.  */
   FL_VG_HIDE(&t.counter, sizeof t.counter);
   FL_VG_HIDE(&t.balance, sizeof t.balance);
+  FL_VG_HIDE(&t.bits, sizeof t.bits);
+  FL_VG_HIDE(&t.next_bit, sizeof t.next_bit);
+  FL_VG_HIDE(&t.bit_errors, sizeof t.bit_errors);
   FL_VG_HIDE(&t.lock, sizeof t.lock);
   FL_VG_RWLOCK_CREATE(&t.lock);
   FL_TSAN_CREATE(&t.lock);
@@ -272,6 +337,8 @@ START_TEST(threads_lose_no_update)
   ck_assert_int_eq(t.counter, (int32_t)(8 * NTHREADS * t.iters));
   ck_assert_int_eq(t.plain, 2 * NTHREADS * t.iters);
   ck_assert_int_eq(t.balance, 0);
+  ck_assert_int_eq(t.bits, 0);
+  ck_assert_int_eq(t.bit_errors, 0);
   ck_assert_int_eq(t.lock, 0);
 }
 END_TEST
@@ -410,6 +477,7 @@ static Suite *atomic_suite(void)
   TCase *single = tcase_create("against builtin twin");
   TCase *threads = tcase_create("threads");
 
+  tcase_add_test(single, asm_build_uses_no_builtin);
   tcase_add_loop_test(single, rmw_matches_twin, 0, NRMW);
   tcase_add_loop_test(single, add_negative_matches_twin, 0, NNEG);
   tcase_add_loop_test(single, cmpxchg_matches_twin, 0, NCAS);

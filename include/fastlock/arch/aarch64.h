@@ -38,9 +38,8 @@
  *     enabled.  An LSE build runs only on ARMv8.1 CPUs (SIGILL on an
  *     ARMv8.0 core such as the Cortex-A53, A57 or A72).
  *
- * add_negative has no flag-setting atomic to use on either path: it is the
- * fetch-add and the sign of old + v, formed in uint32_t so that wrapping is
- * defined.  */
+ * add_negative has no flag-setting atomic to use on either path:
+ * fallback.h derives it from the fetch-add.  */
 #ifndef FASTLOCK_ARCH_AARCH64_H
 #define FASTLOCK_ARCH_AARCH64_H
 
@@ -144,14 +143,15 @@ static inline void fl_store_release(int32_t *p, int32_t v)
  * includer uses (see the top comment).  */
 # define FL_AARCH64_LSE_INSN(insn) ".arch_extension lse\n\t" insn
 
-/* LDADD Ws, Wt, [Xn]: Wt = *Xn; *Xn += Ws.  */
-# define FL_AARCH64_FETCH_ADD(order, insn)                                   \
-  static inline int32_t fl_atomic_fetch_add_##order(int32_t *p, int32_t v)  \
+/* LDADD, LDSET, LDCLR Ws, Wt, [Xn]: Wt = *Xn; then *Xn += Ws, *Xn |= Ws,
+ * *Xn &= ~Ws.  So fetch_and hands LDCLR the complement of its mask.  */
+# define FL_AARCH64_FETCH_OP(op, order, insn, operand)                       \
+  static inline int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)     \
   {                                                                         \
     int32_t old;                                                            \
     __asm__ __volatile__(FL_AARCH64_LSE_INSN(insn " %w2, %w0, %1")          \
                          : "=&r"(old), "+Q"(*p)                             \
-                         : "r"(v)                                           \
+                         : "r"(operand)                                     \
                          : "memory");                                       \
     return old;                                                             \
   }
@@ -185,10 +185,18 @@ static inline void fl_store_release(int32_t *p, int32_t v)
 
 /* The suffix is the barrier: none for relaxed; A makes the load half an
  * acquire, L the store half a release, AL both.  */
-FL_AARCH64_FETCH_ADD(relaxed, "ldadd")
-FL_AARCH64_FETCH_ADD(acquire, "ldadda")
-FL_AARCH64_FETCH_ADD(release, "ldaddl")
-FL_AARCH64_FETCH_ADD(acq_rel, "ldaddal")
+FL_AARCH64_FETCH_OP(fetch_add, relaxed, "ldadd", v)
+FL_AARCH64_FETCH_OP(fetch_add, acquire, "ldadda", v)
+FL_AARCH64_FETCH_OP(fetch_add, release, "ldaddl", v)
+FL_AARCH64_FETCH_OP(fetch_add, acq_rel, "ldaddal", v)
+FL_AARCH64_FETCH_OP(fetch_or, relaxed, "ldset", v)
+FL_AARCH64_FETCH_OP(fetch_or, acquire, "ldseta", v)
+FL_AARCH64_FETCH_OP(fetch_or, release, "ldsetl", v)
+FL_AARCH64_FETCH_OP(fetch_or, acq_rel, "ldsetal", v)
+FL_AARCH64_FETCH_OP(fetch_and, relaxed, "ldclr", ~v)
+FL_AARCH64_FETCH_OP(fetch_and, acquire, "ldclra", ~v)
+FL_AARCH64_FETCH_OP(fetch_and, release, "ldclrl", ~v)
+FL_AARCH64_FETCH_OP(fetch_and, acq_rel, "ldclral", ~v)
 FL_AARCH64_CMPXCHG(relaxed, "cas")
 FL_AARCH64_CMPXCHG(acquire, "casa")
 FL_AARCH64_CMPXCHG(release, "casl")
@@ -208,13 +216,14 @@ FL_AARCH64_XCHG(acq_rel, "swpal")
  * early-clobber output, so that it is never the data or the address
  * register: the architecture leaves that case unpredictable.  */
 
-# define FL_AARCH64_FETCH_ADD(order, ld, st)                                 \
-  static inline int32_t fl_atomic_fetch_add_##order(int32_t *p, int32_t v)  \
+/* old = *p; *p = old OP v (insn: add, orr, and).  */
+# define FL_AARCH64_FETCH_OP(op, insn, order, ld, st)                        \
+  static inline int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)     \
   {                                                                         \
     int32_t old, sum;                                                       \
     uint32_t failed;                                                        \
     __asm__ __volatile__("1:\t" ld " %w0, %3\n\t"                           \
-                         "add %w1, %w0, %w4\n\t"                            \
+                         insn " %w1, %w0, %w4\n\t"                          \
                          st " %w2, %w1, %3\n\t"                             \
                          "cbnz %w2, 1b"                                     \
                          : "=&r"(old), "=&r"(sum), "=&r"(failed), "+Q"(*p)  \
@@ -266,10 +275,18 @@ FL_AARCH64_XCHG(acq_rel, "swpal")
 /* The barriers are the exclusives' forms: LDAXR for an acquire (no later
  * access before the load), STLXR for a release (no earlier access after
  * the store), the plain LDXR/STXR where the order asks for neither.  */
-FL_AARCH64_FETCH_ADD(relaxed, "ldxr", "stxr")
-FL_AARCH64_FETCH_ADD(acquire, "ldaxr", "stxr")
-FL_AARCH64_FETCH_ADD(release, "ldxr", "stlxr")
-FL_AARCH64_FETCH_ADD(acq_rel, "ldaxr", "stlxr")
+FL_AARCH64_FETCH_OP(fetch_add, "add", relaxed, "ldxr", "stxr")
+FL_AARCH64_FETCH_OP(fetch_add, "add", acquire, "ldaxr", "stxr")
+FL_AARCH64_FETCH_OP(fetch_add, "add", release, "ldxr", "stlxr")
+FL_AARCH64_FETCH_OP(fetch_add, "add", acq_rel, "ldaxr", "stlxr")
+FL_AARCH64_FETCH_OP(fetch_or, "orr", relaxed, "ldxr", "stxr")
+FL_AARCH64_FETCH_OP(fetch_or, "orr", acquire, "ldaxr", "stxr")
+FL_AARCH64_FETCH_OP(fetch_or, "orr", release, "ldxr", "stlxr")
+FL_AARCH64_FETCH_OP(fetch_or, "orr", acq_rel, "ldaxr", "stlxr")
+FL_AARCH64_FETCH_OP(fetch_and, "and", relaxed, "ldxr", "stxr")
+FL_AARCH64_FETCH_OP(fetch_and, "and", acquire, "ldaxr", "stxr")
+FL_AARCH64_FETCH_OP(fetch_and, "and", release, "ldxr", "stlxr")
+FL_AARCH64_FETCH_OP(fetch_and, "and", acq_rel, "ldaxr", "stlxr")
 FL_AARCH64_CMPXCHG(relaxed, "ldxr", "stxr")
 FL_AARCH64_CMPXCHG(acquire, "ldaxr", "stxr")
 FL_AARCH64_CMPXCHG(release, "ldxr", "stlxr")
@@ -281,21 +298,9 @@ FL_AARCH64_XCHG(acq_rel, "ldaxr", "stlxr")
 
 #endif /* FL_AARCH64_LSE */
 
-#undef FL_AARCH64_FETCH_ADD
+#undef FL_AARCH64_FETCH_OP
 #undef FL_AARCH64_CMPXCHG
 #undef FL_AARCH64_XCHG
-
-static inline int fl_atomic_add_negative_acquire(int32_t *p, int32_t v)
-{
-  uint32_t old = (uint32_t)fl_atomic_fetch_add_acquire(p, v);
-  return (int32_t)(old + (uint32_t)v) < 0;
-}
-
-static inline int fl_atomic_add_negative_release(int32_t *p, int32_t v)
-{
-  uint32_t old = (uint32_t)fl_atomic_fetch_add_release(p, v);
-  return (int32_t)(old + (uint32_t)v) < 0;
-}
 
 /* The full barrier: every earlier load and store before every later one,
  * store->load included.  */
@@ -315,6 +320,35 @@ static inline void fl_smp_wmb(void)
 {
   __asm__ __volatile__("dmb ishst" : : : "memory");
 }
+
+/* What this header provides.  */
+#define fl_load_relaxed fl_load_relaxed
+#define fl_load_acquire fl_load_acquire
+#define fl_store_relaxed fl_store_relaxed
+#define fl_store_release fl_store_release
+#define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
+#define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
+#define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
+#define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
+#define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
+#define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
+#define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
+#define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
+#define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
+#define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
+#define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
+#define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
+#define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
+#define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
+#define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
+#define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
+#define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
+#define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
+#define fl_atomic_xchg_release fl_atomic_xchg_release
+#define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
+#define fl_smp_mb fl_smp_mb
+#define fl_smp_rmb fl_smp_rmb
+#define fl_smp_wmb fl_smp_wmb
 
 #endif /* FL_ATOMICS_ASM */
 

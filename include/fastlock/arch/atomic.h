@@ -43,31 +43,6 @@
 # error "FL_ATOMICS_ASM is set but the compiler targets no CPU with an arch header: regenerate <fastlock/config.h>"
 #endif
 
-#if !FL_ATOMICS_ASM
-# define FL_ARCH_ATOMICS_NAME "builtin"
-# define fl_load_relaxed fl_generic_load_relaxed
-# define fl_load_acquire fl_generic_load_acquire
-# define fl_store_relaxed fl_generic_store_relaxed
-# define fl_store_release fl_generic_store_release
-# define fl_atomic_fetch_add_relaxed fl_generic_fetch_add_relaxed
-# define fl_atomic_fetch_add_acquire fl_generic_fetch_add_acquire
-# define fl_atomic_fetch_add_release fl_generic_fetch_add_release
-# define fl_atomic_fetch_add_acq_rel fl_generic_fetch_add_acq_rel
-# define fl_atomic_add_negative_acquire fl_generic_add_negative_acquire
-# define fl_atomic_add_negative_release fl_generic_add_negative_release
-# define fl_atomic_cmpxchg_relaxed fl_generic_cmpxchg_relaxed
-# define fl_atomic_cmpxchg_acquire fl_generic_cmpxchg_acquire
-# define fl_atomic_cmpxchg_release fl_generic_cmpxchg_release
-# define fl_atomic_cmpxchg_acq_rel fl_generic_cmpxchg_acq_rel
-# define fl_atomic_xchg_relaxed fl_generic_xchg_relaxed
-# define fl_atomic_xchg_acquire fl_generic_xchg_acquire
-# define fl_atomic_xchg_release fl_generic_xchg_release
-# define fl_atomic_xchg_acq_rel fl_generic_xchg_acq_rel
-# define fl_smp_mb fl_generic_smp_mb
-# define fl_smp_rmb fl_generic_smp_rmb
-# define fl_smp_wmb fl_generic_smp_wmb
-#endif
-
 #include <fastlock/arch/fallback.h>
 
 #endif /* FASTLOCK_ARCH_ATOMIC_H */

@@ -190,8 +190,7 @@ static inline int32_t fl_atomic_cmpxchg_acq_rel(int32_t *p, int32_t old,
 
 /* fetchadd4.acq / .rel when v is a constant it can encode, else a
  * cmpxchg4 loop of the same order (only the exchange that succeeds needs
- * the ordering, so the first load is plain).  add_negative is the sign of
- * old + v, formed in uint32_t so that wrapping is defined.  */
+ * the ordering, so the first load is plain).  */
 #define FL_IA64_FETCH_ADD(sem, SEM)                                         \
   static inline int32_t fl_ia64_fetch_add_##sem(int32_t *p, int32_t v)      \
   {                                                                         \
@@ -216,12 +215,7 @@ static inline int32_t fl_atomic_cmpxchg_acq_rel(int32_t *p, int32_t old,
     while (seen != old);                                                    \
     return old;                                                             \
   }                                                                         \
-                                                                            \
-  static inline int fl_ia64_add_negative_##sem(int32_t *p, int32_t v)       \
-  {                                                                         \
-    uint32_t old = (uint32_t)fl_ia64_fetch_add_##sem(p, v);                 \
-    return (int32_t)(old + (uint32_t)v) < 0;                                \
-  }
+
 
 FL_IA64_FETCH_ADD(acq, ACQ)
 FL_IA64_FETCH_ADD(rel, REL)
@@ -230,8 +224,6 @@ FL_IA64_FETCH_ADD(rel, REL)
 #define fl_atomic_fetch_add_relaxed fl_ia64_fetch_add_acq
 #define fl_atomic_fetch_add_acquire fl_ia64_fetch_add_acq
 #define fl_atomic_fetch_add_release fl_ia64_fetch_add_rel
-#define fl_atomic_add_negative_acquire fl_ia64_add_negative_acq
-#define fl_atomic_add_negative_release fl_ia64_add_negative_rel
 
 /* mf for the release half, .acq for the acquire half.  */
 static inline int32_t fl_atomic_fetch_add_acq_rel(int32_t *p, int32_t v)
@@ -318,6 +310,17 @@ static inline int64_t fl_ia64_fetch_add8_acq(int64_t *p, int64_t v)
 }
 
 #define fl_atomic_fetch_add64_relaxed fl_ia64_fetch_add8_acq
+
+/* What this header provides besides the aliases above.  add_negative,
+ * fetch_or and fetch_and are fallback.h's: from the fetch-add, and loops
+ * on cmpxchg4 (ia64 has no fetch-or).  */
+#define fl_load_relaxed fl_load_relaxed
+#define fl_load_acquire fl_load_acquire
+#define fl_store_relaxed fl_store_relaxed
+#define fl_store_release fl_store_release
+#define fl_smp_mb fl_smp_mb
+#define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
+#define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
 
 #define FL_ARCH_ATOMICS_NAME "ia64 asm, fetchadd4/cmpxchg4 .acq/.rel, mf"
 

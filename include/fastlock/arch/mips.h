@@ -91,6 +91,10 @@
  * effect.  Linux, for the same caution, issues sync 0 for every barrier
  * outside its Octeon build.
  *
+ * add_negative is fallback.h's, from the fetch-add (MIPS has no condition
+ * flags); so are fetch_or and fetch_and of the beql and sysmips variants,
+ * as loops on their cmpxchg.
+ *
  * The toolchain may add to what is written here: Debian's gas defaults to
  * -mfix-loongson3-llsc and puts a sync before every ll (and at branch
  * targets that leave an ll/sc loop) for the Loongson-3 LL/SC erratum.  */
@@ -167,6 +171,12 @@ FL_MIPS_INLINE void fl_smp_wmb(void)
   __asm__ __volatile__(FL_MIPS_SYNC : : : "memory");
 }
 
+#define fl_load_relaxed fl_load_relaxed
+#define fl_load_acquire fl_load_acquire
+#define fl_smp_mb fl_smp_mb
+#define fl_smp_rmb fl_smp_rmb
+#define fl_smp_wmb fl_smp_wmb
+
 #if FL_MIPS_LLSC
 
 /* A plain sw breaks any other thread's ll/sc link, so stores need no
@@ -191,13 +201,14 @@ FL_MIPS_INLINE void fl_store_release(int32_t *p, int32_t v)
  * new value), and AFTER, a sync for acquire (no later access is performed
  * before the ll/sc pair has).  "ZC" is the memory constraint for ll and
  * sc: base register plus an offset they can encode.  */
-# define FL_MIPS_FETCH_ADD(order, before, after)                            \
-  FL_MIPS_INLINE int32_t fl_atomic_fetch_add_##order(int32_t *p, int32_t v) \
+/* old = *p; *p = old OP v (insn: addu, or, and).  */
+# define FL_MIPS_FETCH_OP(op, insn, order, before, after)                   \
+  FL_MIPS_INLINE int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)    \
   {                                                                         \
     int32_t old, tmp;                                                       \
     __asm__ __volatile__(FL_MIPS_ASM_BEGIN before                           \
                          "1: ll %0, %2\n\t"                                 \
-                         "addu %1, %0, %3\n\t"                              \
+                         insn " %1, %0, %3\n\t"                             \
                          "sc %1, %2\n\t"                                    \
                          "beqz %1, 1b\n\t"                                  \
                          " nop\n\t" after FL_MIPS_ASM_END                   \
@@ -244,10 +255,18 @@ FL_MIPS_INLINE void fl_store_release(int32_t *p, int32_t v)
     return old;                                                             \
   }
 
-FL_MIPS_FETCH_ADD(relaxed, "", "")
-FL_MIPS_FETCH_ADD(acquire, "", FL_MIPS_SYNC)
-FL_MIPS_FETCH_ADD(release, FL_MIPS_SYNC, "")
-FL_MIPS_FETCH_ADD(acq_rel, FL_MIPS_SYNC, FL_MIPS_SYNC)
+FL_MIPS_FETCH_OP(fetch_add, "addu", relaxed, "", "")
+FL_MIPS_FETCH_OP(fetch_add, "addu", acquire, "", FL_MIPS_SYNC)
+FL_MIPS_FETCH_OP(fetch_add, "addu", release, FL_MIPS_SYNC, "")
+FL_MIPS_FETCH_OP(fetch_add, "addu", acq_rel, FL_MIPS_SYNC, FL_MIPS_SYNC)
+FL_MIPS_FETCH_OP(fetch_or, "or", relaxed, "", "")
+FL_MIPS_FETCH_OP(fetch_or, "or", acquire, "", FL_MIPS_SYNC)
+FL_MIPS_FETCH_OP(fetch_or, "or", release, FL_MIPS_SYNC, "")
+FL_MIPS_FETCH_OP(fetch_or, "or", acq_rel, FL_MIPS_SYNC, FL_MIPS_SYNC)
+FL_MIPS_FETCH_OP(fetch_and, "and", relaxed, "", "")
+FL_MIPS_FETCH_OP(fetch_and, "and", acquire, "", FL_MIPS_SYNC)
+FL_MIPS_FETCH_OP(fetch_and, "and", release, FL_MIPS_SYNC, "")
+FL_MIPS_FETCH_OP(fetch_and, "and", acq_rel, FL_MIPS_SYNC, FL_MIPS_SYNC)
 FL_MIPS_CMPXCHG(relaxed, "", "")
 FL_MIPS_CMPXCHG(acquire, "", FL_MIPS_SYNC)
 FL_MIPS_CMPXCHG(release, FL_MIPS_SYNC, "")
@@ -257,9 +276,32 @@ FL_MIPS_XCHG(acquire, "", FL_MIPS_SYNC)
 FL_MIPS_XCHG(release, FL_MIPS_SYNC, "")
 FL_MIPS_XCHG(acq_rel, FL_MIPS_SYNC, FL_MIPS_SYNC)
 
-# undef FL_MIPS_FETCH_ADD
+# undef FL_MIPS_FETCH_OP
 # undef FL_MIPS_CMPXCHG
 # undef FL_MIPS_XCHG
+
+# define fl_store_relaxed fl_store_relaxed
+# define fl_store_release fl_store_release
+# define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
+# define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
+# define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
+# define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
+# define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
+# define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
+# define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
+# define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
+# define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
+# define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
+# define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
+# define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
+# define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
+# define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
+# define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
+# define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
+# define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
+# define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
+# define fl_atomic_xchg_release fl_atomic_xchg_release
+# define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
 
 # define FL_ARCH_ATOMICS_NAME "mips asm, ll/sc, " FL_MIPS_BARRIER_NAME
 
@@ -351,6 +393,8 @@ FL_MIPS_INLINE int32_t fl_mips_beql_xchg(int32_t *p, int32_t v)
   return old;
 }
 
+# define fl_store_relaxed fl_store_relaxed
+# define fl_store_release fl_store_release
 # define fl_atomic_fetch_add_relaxed fl_mips_beql_fetch_add
 # define fl_atomic_fetch_add_acquire fl_mips_beql_fetch_add
 # define fl_atomic_fetch_add_release fl_mips_beql_fetch_add
@@ -489,20 +533,6 @@ FL_MIPS_INLINE int32_t fl_mips_sysmips_xchg(int32_t *p, int32_t v)
 #else
 # error "FL_ARCH_MIPS is set but none of FL_MIPS_LLSC, FL_MIPS_BEQL, FL_MIPS_SYSMIPS is: regenerate <fastlock/config.h>"
 #endif
-
-/* MIPS has no condition flags: the sign is tested on old + v, formed in
- * uint32_t so that wrapping is defined (the shape of x86's lock xadd).  */
-FL_MIPS_INLINE int fl_atomic_add_negative_acquire(int32_t *p, int32_t v)
-{
-  uint32_t old = (uint32_t)fl_atomic_fetch_add_acquire(p, v);
-  return (int32_t)(old + (uint32_t)v) < 0;
-}
-
-FL_MIPS_INLINE int fl_atomic_add_negative_release(int32_t *p, int32_t v)
-{
-  uint32_t old = (uint32_t)fl_atomic_fetch_add_release(p, v);
-  return (int32_t)(old + (uint32_t)v) < 0;
-}
 
 #endif /* FL_ATOMICS_ASM */
 

@@ -287,15 +287,15 @@ static inline void fl_store_release(int32_t *p, int32_t v)
                        : "memory");
 }
 
-/* old = *p; *p = old + v; retried until the stwcx. keeps the
- * reservation.  */
-#define FL_PPC_FETCH_ADD(order, before, after)                               \
-  static inline int32_t fl_atomic_fetch_add_##order(int32_t *p, int32_t v)  \
+/* old = *p; *p = old OP v (insn: add, or, and); retried until the
+ * stwcx. keeps the reservation.  */
+#define FL_PPC_FETCH_OP(op, insn, order, before, after)                      \
+  static inline int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)     \
   {                                                                         \
     int32_t old, sum;                                                       \
     __asm__ __volatile__(before                                             \
                          "1:\tlwarx %0,0,%3\n\t"                            \
-                         "add %1,%0,%4\n\t"                                 \
+                         insn " %1,%0,%4\n\t"                               \
                          "stwcx. %1,0,%3\n\t"                               \
                          "bne- 1b"                                          \
                          after                                              \
@@ -346,10 +346,18 @@ static inline void fl_store_release(int32_t *p, int32_t v)
  * load or store is performed before the RMW.  release: FL_PPC_LWSYNC before
  * the loop, so every earlier load and store is performed before the
  * stwcx.  acq_rel: both.  (Why each barrier suffices: the top comment.)  */
-FL_PPC_FETCH_ADD(relaxed, FL_PPC_NONE, FL_PPC_NONE)
-FL_PPC_FETCH_ADD(acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
-FL_PPC_FETCH_ADD(release, FL_PPC_RELEASE, FL_PPC_NONE)
-FL_PPC_FETCH_ADD(acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_FETCH_OP(fetch_add, "add", relaxed, FL_PPC_NONE, FL_PPC_NONE)
+FL_PPC_FETCH_OP(fetch_add, "add", acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_FETCH_OP(fetch_add, "add", release, FL_PPC_RELEASE, FL_PPC_NONE)
+FL_PPC_FETCH_OP(fetch_add, "add", acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_FETCH_OP(fetch_or, "or", relaxed, FL_PPC_NONE, FL_PPC_NONE)
+FL_PPC_FETCH_OP(fetch_or, "or", acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_FETCH_OP(fetch_or, "or", release, FL_PPC_RELEASE, FL_PPC_NONE)
+FL_PPC_FETCH_OP(fetch_or, "or", acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_FETCH_OP(fetch_and, "and", relaxed, FL_PPC_NONE, FL_PPC_NONE)
+FL_PPC_FETCH_OP(fetch_and, "and", acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
+FL_PPC_FETCH_OP(fetch_and, "and", release, FL_PPC_RELEASE, FL_PPC_NONE)
+FL_PPC_FETCH_OP(fetch_and, "and", acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
 FL_PPC_CMPXCHG(relaxed, FL_PPC_NONE, FL_PPC_NONE)
 FL_PPC_CMPXCHG(acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
 FL_PPC_CMPXCHG(release, FL_PPC_RELEASE, FL_PPC_NONE)
@@ -359,26 +367,12 @@ FL_PPC_XCHG(acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
 FL_PPC_XCHG(release, FL_PPC_RELEASE, FL_PPC_NONE)
 FL_PPC_XCHG(acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
 
-#undef FL_PPC_FETCH_ADD
+#undef FL_PPC_FETCH_OP
 #undef FL_PPC_CMPXCHG
 #undef FL_PPC_XCHG
 #undef FL_PPC_NONE
 #undef FL_PPC_RELEASE
 #undef FL_PPC_ACQUIRE_AFTER
-
-/* PowerPC has no flags from the loop to test, so this is the fetch-add and
- * the sign of old + v, formed in uint32_t so that wrapping is defined.  */
-static inline int fl_atomic_add_negative_acquire(int32_t *p, int32_t v)
-{
-  uint32_t old = (uint32_t)fl_atomic_fetch_add_acquire(p, v);
-  return (int32_t)(old + (uint32_t)v) < 0;
-}
-
-static inline int fl_atomic_add_negative_release(int32_t *p, int32_t v)
-{
-  uint32_t old = (uint32_t)fl_atomic_fetch_add_release(p, v);
-  return (int32_t)(old + (uint32_t)v) < 0;
-}
 
 /* lwsync leaves store->load unordered: only sync forbids it.  */
 static inline void fl_smp_mb(void)
@@ -397,6 +391,36 @@ static inline void fl_smp_wmb(void)
 {
   __asm__ __volatile__(FL_PPC_WMB : : : "memory");
 }
+
+/* What this header provides (fallback.h derives add_negative from the
+ * fetch-add: PowerPC has no flags from the loop to test).  */
+#define fl_load_relaxed fl_load_relaxed
+#define fl_load_acquire fl_load_acquire
+#define fl_store_relaxed fl_store_relaxed
+#define fl_store_release fl_store_release
+#define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
+#define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
+#define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
+#define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
+#define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
+#define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
+#define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
+#define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
+#define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
+#define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
+#define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
+#define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
+#define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
+#define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
+#define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
+#define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
+#define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
+#define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
+#define fl_atomic_xchg_release fl_atomic_xchg_release
+#define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
+#define fl_smp_mb fl_smp_mb
+#define fl_smp_rmb fl_smp_rmb
+#define fl_smp_wmb fl_smp_wmb
 
 #endif /* FL_ATOMICS_ASM */
 

@@ -162,12 +162,11 @@ static inline int32_t fl_x86_xadd(int32_t *p, int32_t v)
 #define fl_atomic_fetch_add_release fl_x86_xadd
 #define fl_atomic_fetch_add_acq_rel fl_x86_xadd
 
-/* Howells: LOCK XADD, then the sign of old + v, computed in uint32_t so
- * that wrapping is defined (the flag the CPU would set).  */
+/* Howells: LOCK XADD, then the sign of old + v (the flag the CPU would
+ * set).  */
 static inline int fl_x86_add_negative_xadd(int32_t *p, int32_t v)
 {
-  uint32_t old = (uint32_t)fl_x86_xadd(p, v);
-  return (int32_t)(old + (uint32_t)v) < 0;
+  return fl_sum_negative(fl_x86_xadd(p, v), v);
 }
 
 /* Arcangeli: LOCK ADD and branch on the sign flag it sets ("=@ccs" hands
@@ -246,6 +245,17 @@ static inline void fl_smp_wmb(void)
 {
   __asm__ __volatile__("" : : : "memory");
 }
+
+/* What this header provides besides the aliases above.  fetch_or and
+ * fetch_and are fallback.h's loops on LOCK CMPXCHG: LOCK OR and LOCK AND
+ * cannot return the old value, and LOCK BTS sets one bit only.  */
+#define fl_load_relaxed fl_load_relaxed
+#define fl_load_acquire fl_load_acquire
+#define fl_store_relaxed fl_store_relaxed
+#define fl_store_release fl_store_release
+#define fl_smp_mb fl_smp_mb
+#define fl_smp_rmb fl_smp_rmb
+#define fl_smp_wmb fl_smp_wmb
 
 #endif /* FL_ATOMICS_ASM */
 
