@@ -32,16 +32,17 @@ static const struct {
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
-/* The seed's rwsem table (seed 004, DESIGN.md).  */
+/* The rwsem table of the 2001 i386 rwsem thread (Howells' rwsem-opt4
+ * against Arcangeli's 00_rwsem-9, linux-kernel, April 2001).  */
 static const struct {
   const char *name;
   int readers, writers;
-} seed_rwsem[] = {
+} rwsem_2001[] = {
   { "rwsem-r1", 1, 0 }, { "rwsem-r2", 2, 0 }, { "rwsem-ro", 4, 0 },
   { "rwsem-w1", 0, 1 }, { "rwsem-wo", 0, 4 }, { "rwsem-rw", 4, 2 },
   { "rwsem-worm", 30, 1 }, { "rwsem-xx", 30, 15 },
 };
-#define NSEED (sizeof seed_rwsem / sizeof seed_rwsem[0])
+#define NRWSEM_2001 (sizeof rwsem_2001 / sizeof rwsem_2001[0])
 
 #define MAX_LIST 64
 
@@ -186,15 +187,15 @@ static void generate(struct gen *g, const struct options *o, const struct bench_
     for (k = 0; k < o->nrw; k++) {
       snprintf(name, sizeof name, "rwsem-%dr%dw", o->rw[k][0], o->rw[k][1]);
       add_timed(g, WL_RWSEM, BENCH_RWSEM, name, o->rw[k][0], o->rw[k][1],
-                p->seed_table ? BENCH_SEED_DURATION : p->duration);
+                p->original_durations ? BENCH_ORIGINAL_DURATION : p->duration);
     }
   } else {
-    for (i = 0; i < NSEED; i++)
-      add_timed(g, WL_RWSEM, BENCH_RWSEM, seed_rwsem[i].name, seed_rwsem[i].readers,
-                seed_rwsem[i].writers,
-                !p->seed_table ? p->duration
-                : strcmp(seed_rwsem[i].name, "rwsem-xx") == 0 ? BENCH_SEED_DURATION_XX
-                : BENCH_SEED_DURATION);
+    for (i = 0; i < NRWSEM_2001; i++)
+      add_timed(g, WL_RWSEM, BENCH_RWSEM, rwsem_2001[i].name, rwsem_2001[i].readers,
+                rwsem_2001[i].writers,
+                !p->original_durations ? p->duration
+                : strcmp(rwsem_2001[i].name, "rwsem-xx") == 0 ? BENCH_ORIGINAL_DURATION_XX
+                : BENCH_ORIGINAL_DURATION);
   }
   add_loop(g, WL_SPIN | WL_UNCONTENDED, "uncontended", BENCH_SPIN, "spin-pair", 0,
            "lock + unlock");
@@ -303,18 +304,20 @@ void bench_usage(FILE *out)
 "Runs fastlock's primitives and their peers (glibc, Concurrency Kit) side by\n"
 "side on this machine: interleaved, repeated, the median reported.\n"
 "\n"
-"Workloads: rwsem (seed 004's rwsem-r1 ... rwsem-xx), spin, counter (seed\n"
-"001), uncontended (one lock/unlock pair of every primitive), all (default).\n"
+"Workloads: rwsem (rwsem-r1 ... rwsem-xx of the 2001 i386 rwsem thread), spin,\n"
+"counter (the strategies of the ia64 light-weight counter thread), uncontended\n"
+"(one lock/unlock pair of every primitive), all (default).\n"
 "A test name (see --list) runs that test alone.\n"
 "\n"
 "  --impl LIST      implementations to run: names, families (fastlock, glibc,\n"
 "                   ck, baseline) or prefixes ending in '*' (default: all)\n"
 "  --duration SEC   length of one timed run (default %g)\n"
 "  --reps N         repetitions of each test and implementation (default %d)\n"
-"  --seed-table     the seed's durations for the rwsem tests: 10 s, 50 s for\n"
-"                   rwsem-xx\n"
+"  --original-durations\n"
+"                   the 2001 thread's durations for the rwsem tests: 10 s,\n"
+"                   50 s for rwsem-xx (old spelling: --seed-table)\n"
 "  --threads LIST   thread counts of the spin and counter tests (default 1,2,4)\n"
-"  --rw LIST        READERS:WRITERS pairs replacing the seed's rwsem tests\n"
+"  --rw LIST        READERS:WRITERS pairs replacing the rwsem-r1 ... rwsem-xx tests\n"
 "  --csv            comma-separated values instead of tables\n"
 "  --json           one JSON document instead of tables\n"
 "  --plot FILE      also draw FILE (.svg or .png) with gnuplot\n"
@@ -347,13 +350,14 @@ static int have_program(const char *prog)
 enum bench_parse_result bench_plan_parse(int argc, char **argv, struct bench_plan *p,
                                          char *err, size_t errsize)
 {
-  enum { O_IMPL = 256, O_DURATION, O_REPS, O_SEED, O_THREADS, O_RW, O_CSV, O_JSON,
+  enum { O_IMPL = 256, O_DURATION, O_REPS, O_ORIGINAL, O_THREADS, O_RW, O_CSV, O_JSON,
          O_PLOT, O_QUIET, O_LIST, O_HELP, O_VERSION };
   static const struct option longopts[] = {
     { "impl", required_argument, NULL, O_IMPL },
     { "duration", required_argument, NULL, O_DURATION },
     { "reps", required_argument, NULL, O_REPS },
-    { "seed-table", no_argument, NULL, O_SEED },
+    { "original-durations", no_argument, NULL, O_ORIGINAL },
+    { "seed-table", no_argument, NULL, O_ORIGINAL },
     { "threads", required_argument, NULL, O_THREADS },
     { "rw", required_argument, NULL, O_RW },
     { "csv", no_argument, NULL, O_CSV },
@@ -366,7 +370,7 @@ enum bench_parse_result bench_plan_parse(int argc, char **argv, struct bench_pla
     { NULL, 0, NULL, 0 },
   };
   static const char valid_options[] =
-    "--impl --duration --reps --seed-table --threads --rw --csv --json --plot "
+    "--impl --duration --reps --original-durations --threads --rw --csv --json --plot "
     "--quiet --list --help --version";
   struct options o;
   struct gen g = { NULL, NULL, 0, 0 };
@@ -398,7 +402,7 @@ enum bench_parse_result bench_plan_parse(int argc, char **argv, struct bench_pla
                     optarg, BENCH_MAX_REPS);
       p->reps = (int)v;
       break;
-    case O_SEED: p->seed_table = 1; break;
+    case O_ORIGINAL: p->original_durations = 1; break;
     case O_THREADS: o.threads_arg = optarg; break;
     case O_RW: o.rw_arg = optarg; break;
     case O_CSV: csv = 1; break;

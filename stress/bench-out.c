@@ -115,10 +115,10 @@ static const char *section_title(const struct bench_test *t)
 {
   static const char *const titles[BENCH_NKINDS][2] = {
     { "rwsem, uncontended: one thread, time per pair",
-      "rwsem: readers and writers on one rwsem (seed 004), operations per second" },
+      "rwsem: readers and writers on one rwsem, operations per second" },
     { "spin, uncontended: one thread, time per lock + unlock",
       "spin: threads taking one lock, acquisitions per second" },
-    { "counter: one thread, time per call (seed 001)",
+    { "counter: one thread, time per call",
       "counter: threads adding to one counter, adds per second" },
   };
   return titles[t->kind][t->timed];
@@ -132,7 +132,7 @@ static void print_method(FILE *out, const struct bench_plan *p,
           "interleaved, the median run reported; acquire latency timed with %s, "
           "1 in %d at first and half as often each time 8192 samples fill up; "
           "untimed loops of about %gs\n", prefix, p->duration,
-          p->seed_table ? " (rwsem tests: the seed's 10s, 50s for rwsem-xx)" : "",
+          p->original_durations ? " (rwsem tests: the 2001 thread's 10s, 50s for rwsem-xx)" : "",
           bench_warmup_s(p->duration), p->reps, ctx->ticks_name, BENCH_SAMPLE_EVERY,
           bench_loop_target(p));
 }
@@ -335,10 +335,10 @@ void bench_print_json(FILE *out, const struct bench_plan *p, const struct fl_con
   json_string(out, ctx->config);
   fprintf(out, "\n  },\n  \"method\": {\n    \"duration_s\": %.6g,\n"
           "    \"warmup_s\": %.6g,\n"
-          "    \"seed_table\": %s,\n    \"reps\": %d,\n"
+          "    \"original_durations\": %s,\n    \"reps\": %d,\n"
           "    \"latency_sample_every\": %d,\n    \"loop_target_s\": %.6g\n"
           "  },\n  \"results\": [", p->duration, bench_warmup_s(p->duration),
-          p->seed_table ? "true" : "false",
+          p->original_durations ? "true" : "false",
           p->reps, BENCH_SAMPLE_EVERY, bench_loop_target(p));
   for (i = 0; i < ncells; i++) {
     const struct bench_cell *c = &cells[i];

@@ -15,9 +15,10 @@
 #define BENCH_DEFAULT_REPS 3
 #define BENCH_MAX_REPS 1000
 #define BENCH_MAX_DURATION 86400.0
-/* The seed's own durations (seed 004): 10 s, 50 s for rwsem-xx.  */
-#define BENCH_SEED_DURATION 10.0
-#define BENCH_SEED_DURATION_XX 50.0
+/* The durations of the 2001 rwsem table (Howells and Arcangeli,
+ * linux-kernel, April 2001): 10 s, 50 s for rwsem-xx.  */
+#define BENCH_ORIGINAL_DURATION 10.0
+#define BENCH_ORIGINAL_DURATION_XX 50.0
 
 enum bench_format { BENCH_FORMAT_TABLE, BENCH_FORMAT_CSV, BENCH_FORMAT_JSON };
 
@@ -39,7 +40,7 @@ struct bench_plan {
   size_t nimpls;
   double duration;
   int reps;
-  int seed_table;
+  int original_durations;
   enum bench_format format;
   const char *plot;          /* .svg or .png file, or NULL */
   int quiet;

@@ -1,7 +1,9 @@
 /* stress/bench-variant.h: which variant of the atomic shim fastlock's
  * inline fastpaths are compiled with in one translation unit, so that one
  * fastlock-bench binary holds every variant this host can run side by side
- * (seed 004: xadd against sub; seed 002: asm against the compiler).
+ * (xadd against sub, as Howells and Arcangeli compared them on
+ * linux-kernel in April 2001; asm against the compiler, as in Boessenkool
+ * and Leroy's linuxppc-dev thread of October 2019 on the PowerPC VDSO).
  *
  * How: <fastlock/config.h> is included first and the macros that select
  * the shim (FL_ATOMICS_ASM and the arch's knob) are redefined before the

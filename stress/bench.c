@@ -1,6 +1,8 @@
-/* stress/bench.c: fastlock-bench, the main job: the seeds' tables on the
- * machine it runs on, fastlock's variants and the peers a user would pick
- * instead side by side, the machine's context first (seed 002).
+/* stress/bench.c: fastlock-bench, the main job: the tables of the
+ * mailing-list threads fastlock comes from (doc/design.md) on the machine
+ * it runs on, fastlock's variants and the peers a user would pick instead
+ * side by side, the machine's context first (a figure without its CPU and
+ * clock means nothing: Boessenkool, linuxppc-dev, October 2019).
  *
  * Every test runs every selected implementation, repetition by
  * repetition, the implementations interleaved within each repetition so

@@ -1,5 +1,7 @@
-/* stress/context.h: the machine a number was measured on (seed 002: a
- * figure without its CPU and clock means nothing).  */
+/* stress/context.h: the machine a number was measured on (a figure
+ * without its CPU and clock means nothing: Boessenkool, linuxppc-dev,
+ * October 2019, "Re: [RFC PATCH] powerpc/32: Switch VDSO to C
+ * implementation.").  */
 #ifndef FASTLOCK_STRESS_CONTEXT_H
 #define FASTLOCK_STRESS_CONTEXT_H
 

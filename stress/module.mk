@@ -1,6 +1,7 @@
 ## stress/module.mk: the stress module's part of the build (included from Makefile.am).
 
-# fastlock-bench: the seeds' tables, fastlock and its peers side by side.
+# fastlock-bench: the mailing-list threads' tables (doc/design.md),
+# fastlock and its peers side by side.
 # bench-fl-1/2/3.c are fastlock's entries compiled once per shim variant
 # (stress/bench-variant.h); Concurrency Kit's locks are header-only.
 bin_PROGRAMS += fastlock-bench
@@ -12,7 +13,7 @@ fastlock_bench_SOURCES = stress/bench.c stress/bench.h stress/bench-plan.h \
 	stress/context.c stress/context.h
 fastlock_bench_LDADD = libfastlock-core.la
 
-# fastlock-stress: the DESIGN.md torture as a command for any primitive.
+# fastlock-stress: the torture test as a command for any primitive.
 bin_PROGRAMS += fastlock-stress
 fastlock_stress_SOURCES = stress/stress.c stress/stress.h stress/stress-opts.c \
 	stress/stress-drivers.c stress/cli.c stress/cli.h stress/context.c \

@@ -1,8 +1,9 @@
 /* stress/shim-bench.c: fastlock-shim-bench, the atomic shim's own
  * microbenchmark: each operation of the build's shim (hand-written asm
  * on an asm build) against its __atomic builtin twin, uncontended, one
- * thread, in ns and counter ticks per operation (seed 002: asm against
- * the compiler, with the machine stated first).
+ * thread, in ns and counter ticks per operation (asm against the
+ * compiler, with the machine stated first, as Boessenkool and Leroy
+ * argued it on linuxppc-dev in October 2019).
  *
  * Method: every operation runs a timed loop of --iterations calls on a
  * private word, asm and builtin alternately, --reps times; the median of

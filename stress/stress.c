@@ -1,4 +1,4 @@
-/* stress/stress.c: fastlock-stress, the DESIGN.md torture as a command,
+/* stress/stress.c: fastlock-stress, the torture test as a command,
  * in the manner of the kernel's locktorture.
  *
  * Locks (rwsem, spin).  Every thread loops until the end of the run:

@@ -1,4 +1,4 @@
-/* stress/stress.h: fastlock-stress, the DESIGN.md torture as a command.
+/* stress/stress.h: fastlock-stress, the torture test as a command.
  *
  * A driver is one implementation of one primitive behind a small table of
  * operations (stress-drivers.c): fastlock's, glibc's or another peer's,

@@ -108,12 +108,12 @@ static int plan_has_impl(const char *name)
   return 0;
 }
 
-START_TEST(bench_default_plan_is_the_seed_tables)
+START_TEST(bench_default_plan_is_the_2001_tables)
 {
   static const struct {
     const char *name;
     int r, w;
-  } seed[] = {
+  } table[] = {
     { "rwsem-r1", 1, 0 }, { "rwsem-r2", 2, 0 }, { "rwsem-ro", 4, 0 },
     { "rwsem-w1", 0, 1 }, { "rwsem-wo", 0, 4 }, { "rwsem-rw", 4, 2 },
     { "rwsem-worm", 30, 1 }, { "rwsem-xx", 30, 15 },
@@ -129,19 +129,19 @@ START_TEST(bench_default_plan_is_the_seed_tables)
   ck_assert_int_ge(plan.reps, 3);
   ck_assert_int_eq(plan.format, BENCH_FORMAT_TABLE);
   ck_assert_ptr_null(plan.plot);
-  for (i = 0; i < sizeof seed / sizeof seed[0]; i++) {
-    const struct bench_test *t = find_test(seed[i].name);
-    ck_assert_msg(t != NULL, "%s missing", seed[i].name);
+  for (i = 0; i < sizeof table / sizeof table[0]; i++) {
+    const struct bench_test *t = find_test(table[i].name);
+    ck_assert_msg(t != NULL, "%s missing", table[i].name);
     ck_assert(t->timed);
     ck_assert_int_eq(t->kind, BENCH_RWSEM);
-    ck_assert_int_eq(t->threads[0], seed[i].r);
-    ck_assert_int_eq(t->threads[1], seed[i].w);
+    ck_assert_int_eq(t->threads[0], table[i].r);
+    ck_assert_int_eq(t->threads[1], table[i].w);
     ck_assert(t->seconds == BENCH_DEFAULT_DURATION);
   }
   for (i = 0; i < sizeof others / sizeof others[0]; i++)
     ck_assert_msg(find_test(others[i]) != NULL, "%s missing", others[i]);
   ck_assert_uint_eq(plan.ntests,
-                    sizeof seed / sizeof seed[0] + sizeof others / sizeof others[0]);
+                    sizeof table / sizeof table[0] + sizeof others / sizeof others[0]);
   /* Every available implementation, the peers among them.  */
   ck_assert(plan_has_impl("glibc-rwlock"));
   ck_assert(plan_has_impl("glibc-rwlock-pw"));
@@ -161,10 +161,13 @@ START_TEST(bench_options_shape_the_plan)
 {
   const struct bench_test *t;
 
-  ck_assert_int_eq(bench("--seed-table", "rwsem", NULL), BENCH_PARSE_RUN);
+  ck_assert_int_eq(bench("--original-durations", "rwsem", NULL), BENCH_PARSE_RUN);
   ck_assert_uint_eq(plan.ntests, 8);
-  ck_assert(find_test("rwsem-r1")->seconds == BENCH_SEED_DURATION);
-  ck_assert(find_test("rwsem-xx")->seconds == BENCH_SEED_DURATION_XX);
+  ck_assert(find_test("rwsem-r1")->seconds == BENCH_ORIGINAL_DURATION);
+  ck_assert(find_test("rwsem-xx")->seconds == BENCH_ORIGINAL_DURATION_XX);
+  /* The old spelling still works.  */
+  ck_assert_int_eq(bench("--seed-table", "rwsem", NULL), BENCH_PARSE_RUN);
+  ck_assert(find_test("rwsem-xx")->seconds == BENCH_ORIGINAL_DURATION_XX);
 
   ck_assert_int_eq(bench("--duration", "0.5", "--reps", "7", "--threads", "3,8", "spin",
                          "counter", NULL), BENCH_PARSE_RUN);
@@ -448,7 +451,7 @@ int main(void)
   Suite *s = suite_create("bench-options");
   TCase *tc = tcase_create("bench");
 
-  tcase_add_test(tc, bench_default_plan_is_the_seed_tables);
+  tcase_add_test(tc, bench_default_plan_is_the_2001_tables);
   tcase_add_test(tc, bench_options_shape_the_plan);
   tcase_add_test(tc, bench_bad_input_is_one_line_naming_what_is_valid);
   tcase_add_test(tc, bench_plot_without_gnuplot);

@@ -183,7 +183,7 @@ assert doc["tool"] == "fastlock-bench" and doc["format"] == 1
 keys(doc["context"], {"cpu": str, "online_cpus": int, "ticks": str, "ticks_per_ns": num,
                       "kernel": str, "libc": str, "compiler": str, "config": str},
      "context")
-keys(doc["method"], {"duration_s": num, "warmup_s": num, "seed_table": bool, "reps": int,
+keys(doc["method"], {"duration_s": num, "warmup_s": num, "original_durations": bool, "reps": int,
                      "latency_sample_every": int, "loop_target_s": num}, "method")
 common = {"test": str, "kind": str, "type": str, "impl": str, "family": str,
           "reference": str, "reps": int, "ran_as": (str, type(None))}

@@ -1,6 +1,6 @@
 /* <fastlock/common.h>: what every fastlock primitive shares.
  *
- * Conventions (DESIGN.md): names start with fl_; an all-zero object is a
+ * Conventions: names start with fl_; an all-zero object is a
  * valid, unlocked, default-mode lock; functions return 0 or a positive
  * errno value, pthread style; objects hold only fixed-width integers, so
  * that 32- and 64-bit processes agree on their layout in shared memory.  */

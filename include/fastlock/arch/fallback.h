@@ -31,7 +31,7 @@ static inline void *fl_arch_thread_pointer(void)
 #endif
 
 /* fl_cycles has no fallback here: the one there is, the monotonic clock,
- * is the library's own (src/sys/cpu.h), not an inline API.  */
+ * belongs to the library, not to an inline API.  */
 
 /* ---- Atomics: loads, stores and fences ---- */
 
