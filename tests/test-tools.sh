@@ -131,6 +131,7 @@ fi
 tests="rwsem-rw spin-pair spin-2 counter-add counter-2"
 short="--duration 0.01 --reps 1 --quiet --impl glibc $tests rwsem-w1"
 
+# shellcheck disable=SC2086 # $short, $impls, $tests: lists of words
 run table ./fastlock-bench $short
 if [ $rc -ne 0 ]; then
 	fail "fastlock-bench table run exited $rc: $(cat "$tmp/table.err")"
@@ -145,6 +146,7 @@ else
 	pass "fastlock-bench table"
 fi
 
+# shellcheck disable=SC2086
 run csv ./fastlock-bench --csv $short
 if [ $rc -ne 0 ]; then
 	fail "fastlock-bench --csv exited $rc: $(cat "$tmp/csv.err")"
@@ -158,7 +160,8 @@ else
 	pass "fastlock-bench --csv"
 fi
 
-run json ./fastlock-bench --json --duration 0.01 --reps 2 --quiet --impl $impls $tests
+# shellcheck disable=SC2086
+run json ./fastlock-bench --json --duration 0.01 --reps 2 --quiet --impl "$impls" $tests
 if [ $rc -ne 0 ]; then
 	fail "fastlock-bench --json exited $rc: $(cat "$tmp/json.err")"
 elif ! command -v python3 >/dev/null; then
@@ -294,7 +297,7 @@ if [ -n "$runner" ]; then
 fi
 if [ $fastlock = yes ]; then
 	for mode in $modes; do
-		stress_ok "r-$mode" rwsem --impl fastlock --mode $mode --readers 3 --writers 2
+		stress_ok "r-$mode" rwsem --impl fastlock --mode "$mode" --readers 3 --writers 2
 	done
 	stress_ok r-bias rwsem --impl fastlock --read-bias
 	stress_ok r-pshared rwsem --impl fastlock --pshared --processes 2 --readers 2 --writers 1
@@ -303,7 +306,7 @@ if [ $fastlock = yes ]; then
 	done
 	stress_ok s-pshared spin --impl fastlock --type ticket --pshared --processes 2
 	for strategy in $strategies; do
-		stress_ok "c-$strategy" counter --impl fastlock --strategy $strategy
+		stress_ok "c-$strategy" counter --impl fastlock --strategy "$strategy"
 	done
 fi
 

@@ -40,7 +40,7 @@
 #elif defined(__ia64__)
 # include <fastlock/arch/ia64.h>
 #elif FL_ATOMICS_ASM
-# error "FL_ATOMICS_ASM is set but the compiler targets no CPU with an arch header: regenerate <fastlock/config.h>"
+# error "FL_ATOMICS_ASM, but no arch header for this CPU: rerun configure"
 #endif
 
 #include <fastlock/arch/fallback.h>
