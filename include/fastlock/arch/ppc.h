@@ -138,8 +138,8 @@ static inline uint64_t fl_cycles(void)
 #define fl_cycles fl_cycles
 #define FL_CYCLES_NAME "timebase"
 
-/* The thread pointer is a register of the ABI: r13 on ppc64, r2 on
- * ppc32 (GCC has no __builtin_thread_pointer here before GCC 11).  */
+/* The thread pointer is a register the ABI names: r13 on ppc64, r2 on
+ * ppc32.  */
 static inline void *fl_arch_thread_pointer(void)
 {
   char *tp;
