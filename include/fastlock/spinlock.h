@@ -59,11 +59,16 @@
  * reached through macros named like the functions; the contended paths are
  * in the library.  Every function is also in the library under its own
  * name, so that &fl_spin_lock or (fl_spin_lock)(l) gets the out-of-line
- * one.  On a build configured --enable-annotations, and in a program
- * compiled with -fsanitize=thread, the macros are left out and every call
- * goes to the library, whose functions tell helgrind, drd and
- * ThreadSanitizer what they do; such a program must then be linked with a
- * library built the same way.  */
+ * one.
+ *
+ * Race tools and the lock-order checker.  Each fastpath folds the switch
+ * fl_tools_active (<fastlock/common.h>) into the test it makes anyway, and
+ * leaves for the library's slowpath when it is set: there the lock is
+ * watched, told to helgrind, drd and the lock-order checker
+ * (fl_lockdep(3)).  A program compiled with -fsanitize=thread calls the
+ * library's functions directly, which tell ThreadSanitizer.  Neither needs
+ * a special build of the library or of the program.
+ */
 #ifndef FASTLOCK_SPINLOCK_H
 #define FASTLOCK_SPINLOCK_H
 
@@ -75,25 +80,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-/* ThreadSanitizer cannot see the asm atomics: every call must reach the
- * annotated functions in the library.  */
-#if defined(__SANITIZE_THREAD__)
-# define FL_SPINLOCK_TSAN 1
-#elif defined(__has_feature)
-# if __has_feature(thread_sanitizer)
-#  define FL_SPINLOCK_TSAN 1
-# endif
-#endif
-#ifndef FL_SPINLOCK_TSAN
-# define FL_SPINLOCK_TSAN 0
-#endif
-
-#if FL_ANNOTATIONS || FL_SPINLOCK_TSAN
-# define FL_SPINLOCK_INLINE 0
-#else
-# define FL_SPINLOCK_INLINE 1
 #endif
 
 /* ------------------------------------------------------------------------
@@ -114,31 +100,56 @@ FL_EXPORT int fl_spin_lock(fl_spinlock_t *l);
 FL_EXPORT int fl_spin_trylock(fl_spinlock_t *l);
 FL_EXPORT int fl_spin_unlock(fl_spinlock_t *l);
 
-/* The out-of-line half of the inline lock (not API).  */
-FL_EXPORT int fl_spin_lock_slow(fl_spinlock_t *l);
+/* The out-of-line halves of the inline functions (not API).  Each takes
+ * what the fastpath's atomic left (old: the previous word; for trylock,
+ * 0 if it took the lock) and finishes the job: it waits for the lock, or
+ * it watches the operation when fl_tools_active is set.  */
+FL_EXPORT int fl_spin_lock_slow(fl_spinlock_t *l, int32_t old);
+FL_EXPORT int fl_spin_trylock_slow(fl_spinlock_t *l, int32_t old);
+FL_EXPORT int fl_spin_unlock_slow(fl_spinlock_t *l);
 
 /* Acquire: the critical section's loads and stores stay after the
  * exchange that takes the lock.  */
+static inline int32_t fl_spin_attempt(fl_spinlock_t *l)
+{
+  return fl_atomic_xchg_acquire(&l->word, 1);
+}
+
 static inline int fl_spin_lock_inline(fl_spinlock_t *l)
 {
-  if (__builtin_expect(fl_atomic_xchg_acquire(&l->word, 1) == 0, 1))
+  int32_t old;
+
+  if (FL_TOOLS_ALWAYS)
+    return (fl_spin_lock)(l);
+  old = fl_spin_attempt(l);
+  if (__builtin_expect((old | FL_TOOLS_ACTIVE) == 0, 1))
     return 0;
-  return fl_spin_lock_slow(l);
+  return fl_spin_lock_slow(l, old);
 }
 
 /* Exchanging 1 into a held lock changes nothing.  */
 static inline int fl_spin_trylock_inline(fl_spinlock_t *l)
 {
-  return fl_atomic_xchg_acquire(&l->word, 1) == 0 ? 0 : EBUSY;
+  int32_t old;
+
+  if (FL_TOOLS_ALWAYS)
+    return (fl_spin_trylock)(l);
+  old = fl_spin_attempt(l);
+  if (__builtin_expect((old | FL_TOOLS_ACTIVE) == 0, 1))
+    return 0;
+  return fl_spin_trylock_slow(l, old);
 }
 
 /* Release: the critical section's loads and stores are done before the
- * word reads 0.  The relaxed load only tells a held lock from a free one,
- * which the caller, if it holds the lock, already made so.  */
+ * word reads 0.  The relaxed load only tells a held lock (1) from a free
+ * one, which the caller, if it holds the lock, already made so; a free
+ * one is the slowpath's EPERM.  */
 static inline int fl_spin_unlock_inline(fl_spinlock_t *l)
 {
-  if (__builtin_expect(fl_load_relaxed(&l->word) == 0, 0))
-    return EPERM;
+  if (FL_TOOLS_ALWAYS)
+    return (fl_spin_unlock)(l);
+  if (__builtin_expect(((fl_load_relaxed(&l->word) ^ 1) | FL_TOOLS_ACTIVE) != 0, 0))
+    return fl_spin_unlock_slow(l);
   fl_store_release(&l->word, 0);
   return 0;
 }
@@ -189,33 +200,54 @@ FL_EXPORT int fl_ticket_lock(fl_ticketlock_t *l);
 FL_EXPORT int fl_ticket_trylock(fl_ticketlock_t *l);
 FL_EXPORT int fl_ticket_unlock(fl_ticketlock_t *l);
 
-FL_EXPORT int fl_ticket_lock_slow(fl_ticketlock_t *l, uint32_t ticket);
-FL_EXPORT int fl_ticket_trylock_slow(fl_ticketlock_t *l);
+FL_EXPORT int fl_ticket_lock_slow(fl_ticketlock_t *l, int32_t old);
+FL_EXPORT int fl_ticket_trylock_slow(fl_ticketlock_t *l, int32_t old);
 FL_EXPORT int fl_ticket_unlock_slow(fl_ticketlock_t *l);
 
 /* Take a ticket.  Acquire: if the lock was free the critical section
- * starts here, and its accesses stay after the add.  It was free if the
- * ticket we got, the old next, is the one being served.  */
-static inline int fl_ticket_lock_inline(fl_ticketlock_t *l)
+ * starts here, and its accesses stay after the add.  Returns the old
+ * word: the lock was free if the ticket we got, its next, is the one
+ * being served.  */
+static inline int32_t fl_ticket_attempt(fl_ticketlock_t *l)
 {
-  uint32_t old = (uint32_t)fl_atomic_fetch_add_acquire(&l->word,
-                                                       (int32_t)FL_TICKET_NEXT_ONE);
-
-  if (__builtin_expect((((old >> FL_TICKET_NEXT_SHIFT) ^ old) & FL_TICKET_MASK) == 0, 1))
-    return 0;
-  return fl_ticket_lock_slow(l, (old >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK);
+  return fl_atomic_fetch_add_acquire(&l->word, (int32_t)FL_TICKET_NEXT_ONE);
 }
 
+static inline uint32_t fl_ticket_unserved(int32_t old)
+{
+  return (((uint32_t)old >> FL_TICKET_NEXT_SHIFT) ^ (uint32_t)old) & FL_TICKET_MASK;
+}
+
+static inline int fl_ticket_lock_inline(fl_ticketlock_t *l)
+{
+  int32_t old;
+
+  if (FL_TOOLS_ALWAYS)
+    return (fl_ticket_lock)(l);
+  old = fl_ticket_attempt(l);
+  if (__builtin_expect((fl_ticket_unserved(old) | (uint32_t)FL_TOOLS_ACTIVE) == 0, 1))
+    return 0;
+  return fl_ticket_lock_slow(l, old);
+}
+
+/* A ticket only if it would be served at once.  The slowpath gets 0 if
+ * the compare-and-swap took the lock (and a tool watches), 1 if it lost
+ * it to another thread and must look again.  */
 static inline int fl_ticket_trylock_inline(fl_ticketlock_t *l)
 {
-  uint32_t v = (uint32_t)fl_load_relaxed(&l->word);
+  uint32_t v;
+  int32_t lost;
 
-  if ((((v >> FL_TICKET_NEXT_SHIFT) ^ v) & FL_TICKET_MASK) != 0)
+  if (FL_TOOLS_ALWAYS)
+    return (fl_ticket_trylock)(l);
+  v = (uint32_t)fl_load_relaxed(&l->word);
+  if (fl_ticket_unserved((int32_t)v) != 0)
     return EBUSY;
-  if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
-                                (int32_t)(v + FL_TICKET_NEXT_ONE)) == (int32_t)v)
+  lost = fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
+                                   (int32_t)(v + FL_TICKET_NEXT_ONE)) != (int32_t)v;
+  if (__builtin_expect((lost | FL_TOOLS_ACTIVE) == 0, 1))
     return 0;
-  return fl_ticket_trylock_slow(l);
+  return fl_ticket_trylock_slow(l, lost);
 }
 
 /* The uncontended unlock: nothing pending, no ticket waiting (next is
@@ -224,14 +256,19 @@ static inline int fl_ticket_trylock_inline(fl_ticketlock_t *l)
  * PENDING, plus 1, equal to next as plain numbers says all three at once:
  * with PENDING set, or owner at its last value, the sum is at least 2^15,
  * which next never is.  The compare-and-swap confirms that no ticket was
- * taken meanwhile; anything else is the slowpath's.  Release: the critical
- * section is done before the new owner can be seen.  */
+ * taken meanwhile; anything else, and a watched unlock, is the
+ * slowpath's.  Release: the critical section is done before the new
+ * owner can be seen.  */
 static inline int fl_ticket_unlock_inline(fl_ticketlock_t *l)
 {
-  uint32_t v = (uint32_t)fl_load_relaxed(&l->word);
+  uint32_t v;
 
-  if (__builtin_expect((v & (FL_TICKET_MASK | FL_TICKET_PENDING)) + 1 ==
-                         ((v >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK), 1) &&
+  if (FL_TOOLS_ALWAYS)
+    return (fl_ticket_unlock)(l);
+  v = (uint32_t)fl_load_relaxed(&l->word);
+  if (__builtin_expect(((((v & (FL_TICKET_MASK | FL_TICKET_PENDING)) + 1) ^
+                         ((v >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK)) |
+                        (uint32_t)FL_TOOLS_ACTIVE) == 0, 1) &&
       fl_atomic_cmpxchg_release(&l->word, (int32_t)v, (int32_t)(v + 1)) == (int32_t)v)
     return 0;
   return fl_ticket_unlock_slow(l);
@@ -283,49 +320,67 @@ FL_EXPORT int fl_qspin_lock(fl_qspinlock_t *l);
 FL_EXPORT int fl_qspin_trylock(fl_qspinlock_t *l);
 FL_EXPORT int fl_qspin_unlock(fl_qspinlock_t *l);
 
-FL_EXPORT int fl_qspin_lock_slow(fl_qspinlock_t *l);
+FL_EXPORT int fl_qspin_lock_slow(fl_qspinlock_t *l, int32_t old);
+FL_EXPORT int fl_qspin_trylock_slow(fl_qspinlock_t *l, int32_t old);
 FL_EXPORT int fl_qspin_unlock_slow(fl_qspinlock_t *l);
 
-/* Acquire: the critical section's accesses stay after the compare-and-swap
- * that takes the lock.  */
+/* Only a word that is exactly 0 may be taken: with pending or a queue
+ * present, the lock belongs to the waiters first.  Acquire: the critical
+ * section's accesses stay after the compare-and-swap that takes it.  */
+static inline int32_t fl_qspin_attempt(fl_qspinlock_t *l)
+{
+  return fl_atomic_cmpxchg_acquire(&l->word, 0, (int32_t)FL_QSPIN_LOCKED);
+}
+
 static inline int fl_qspin_lock_inline(fl_qspinlock_t *l)
 {
-  if (__builtin_expect(fl_atomic_cmpxchg_acquire(&l->word, 0,
-                                                 (int32_t)FL_QSPIN_LOCKED) == 0, 1))
+  int32_t old;
+
+  if (FL_TOOLS_ALWAYS)
+    return (fl_qspin_lock)(l);
+  old = fl_qspin_attempt(l);
+  if (__builtin_expect((old | FL_TOOLS_ACTIVE) == 0, 1))
     return 0;
-  return fl_qspin_lock_slow(l);
+  return fl_qspin_lock_slow(l, old);
 }
 
-/* Only a word that is exactly 0 may be taken: with pending or a queue
- * present, the lock belongs to the waiters first.  */
 static inline int fl_qspin_trylock_inline(fl_qspinlock_t *l)
 {
-  if (fl_atomic_cmpxchg_acquire(&l->word, 0, (int32_t)FL_QSPIN_LOCKED) == 0)
+  int32_t old;
+
+  if (FL_TOOLS_ALWAYS)
+    return (fl_qspin_trylock)(l);
+  old = fl_qspin_attempt(l);
+  if (__builtin_expect((old | FL_TOOLS_ACTIVE) == 0, 1))
     return 0;
-  return EBUSY;
+  return fl_qspin_trylock_slow(l, old);
 }
 
-/* Release: the critical section is done before the word reads unlocked.  */
+/* Release: the critical section is done before the word reads unlocked.
+ * A watched unlock must not release here: it expects a locked byte of
+ * 1 + fl_tools_active, and the locked byte is never 2, so the
+ * compare-and-swap fails and changes nothing.  */
 static inline int fl_qspin_unlock_inline(fl_qspinlock_t *l)
 {
-  if (__builtin_expect(fl_atomic_cmpxchg_release(&l->word,
-                                                 (int32_t)FL_QSPIN_LOCKED, 0) ==
-                         (int32_t)FL_QSPIN_LOCKED, 1))
+  int32_t locked;
+
+  if (FL_TOOLS_ALWAYS)
+    return (fl_qspin_unlock)(l);
+  locked = (int32_t)FL_QSPIN_LOCKED + FL_TOOLS_ACTIVE;
+  if (__builtin_expect(fl_atomic_cmpxchg_release(&l->word, locked, 0) == locked, 1))
     return 0;
   return fl_qspin_unlock_slow(l);
 }
 
-#if FL_SPINLOCK_INLINE
-# define fl_spin_lock(l) fl_spin_lock_inline(l)
-# define fl_spin_trylock(l) fl_spin_trylock_inline(l)
-# define fl_spin_unlock(l) fl_spin_unlock_inline(l)
-# define fl_ticket_lock(l) fl_ticket_lock_inline(l)
-# define fl_ticket_trylock(l) fl_ticket_trylock_inline(l)
-# define fl_ticket_unlock(l) fl_ticket_unlock_inline(l)
-# define fl_qspin_lock(l) fl_qspin_lock_inline(l)
-# define fl_qspin_trylock(l) fl_qspin_trylock_inline(l)
-# define fl_qspin_unlock(l) fl_qspin_unlock_inline(l)
-#endif
+#define fl_spin_lock(l) fl_spin_lock_inline(l)
+#define fl_spin_trylock(l) fl_spin_trylock_inline(l)
+#define fl_spin_unlock(l) fl_spin_unlock_inline(l)
+#define fl_ticket_lock(l) fl_ticket_lock_inline(l)
+#define fl_ticket_trylock(l) fl_ticket_trylock_inline(l)
+#define fl_ticket_unlock(l) fl_ticket_unlock_inline(l)
+#define fl_qspin_lock(l) fl_qspin_lock_inline(l)
+#define fl_qspin_trylock(l) fl_qspin_trylock_inline(l)
+#define fl_qspin_unlock(l) fl_qspin_unlock_inline(l)
 
 #ifdef __cplusplus
 }
