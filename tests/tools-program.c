@@ -8,9 +8,10 @@
  * linked with libfastlock as installed, it must draw no report from any
  * of the three tools (tools/check-valgrind, tools/check-tsan).
  *
- * With "race", worker 0 makes one access to the guarded int without the
- * lock, on the line marked SEEDED RACE: the tools must report it, at
- * that line.  Exit status 0 unless the program itself saw a wrong total.  */
+ * With "race", every worker first makes one access to the guarded int
+ * without the lock, on the line marked SEEDED RACE, before any lock
+ * operation could order the workers: the tools must report it, at that
+ * line.  Exit status 0 unless the program itself saw a wrong total.  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -34,7 +35,6 @@ static fl_spinlock_t spin = FL_SPINLOCK_INITIALIZER;
 static fl_ticketlock_t ticket;
 static fl_qspinlock_t qspin;
 static fl_counter_t counter;
-static int counter_done;
 
 static void fail(const char *what, int rc)
 {
@@ -162,10 +162,11 @@ static void guarded_round(int r)
 
 static void *worker(void *arg)
 {
-  int id = (int)(long)arg, r;
+  int r;
 
+  (void)arg;
   for (r = 0; r < ROUNDS; r++) {
-    if (race && id == 0 && r == ROUNDS / 2)
+    if (race && r == 0)
       guarded++; /* SEEDED RACE */
     if (is_counter())
       fl_counter_add(&counter, 1);
@@ -179,14 +180,15 @@ static void *worker(void *arg)
 static void *reader(void *unused)
 {
   int64_t v = 0;
+  int r;
 
   (void)unused;
-  while (!__atomic_load_n(&counter_done, __ATOMIC_ACQUIRE)) {
+  for (r = 0; r < ROUNDS; r++) {
     v += fl_counter_read(&counter);
     v += fl_counter_sum(&counter);
     sched_yield();
   }
-  return v < 0 ? &counter_done : NULL;
+  return v < 0 ? &counter : NULL;
 }
 
 static void set_up(void)
@@ -255,7 +257,6 @@ int main(int argc, char **argv)
 
   if (is_counter()) {
     void *bad;
-    __atomic_store_n(&counter_done, 1, __ATOMIC_RELEASE);
     check("pthread_join", pthread_join(r, &bad));
     if (bad != NULL || fl_counter_sum(&counter) != want)
       fail("counter total", EINVAL);

@@ -12,3 +12,6 @@ tests_tools_program_SOURCES = tests/tools-program.c
 tests_tools_program_CFLAGS = $(AM_CFLAGS) -g
 tests_tools_program_LDADD = libfastlock.la
 tests_tools_program_LDFLAGS = -no-install
+
+fl_unit_tests += tests/test-lockdep
+tests_test_lockdep_SOURCES = tests/test-lockdep.c
