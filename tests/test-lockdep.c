@@ -31,7 +31,7 @@ static void setup(void)
   close(fd);
   ck_assert_int_eq(fl_lockdep_enable(), 0);
   ck_assert(fl_lockdep_enabled());
-  ck_assert_int_eq(fl_tools_active, 1);
+  ck_assert_int_eq(fl_tools_active, FL_TOOLS_ON);
 }
 
 /* What the checker has written so far.  */

@@ -34,12 +34,16 @@ FL_EXPORT extern int fl_tools_active;
  * build configured --enable-annotations): each inline function calls the
  * library's watched path first thing.
  *
- * FL_TOOLS_ACTIVE: otherwise, fl_tools_active, 0 or 1, read relaxed.  A
- * fastpath folds it into the test it makes anyway (the old value of its
- * atomic, the word it is about to release): a nonzero result sends it to
- * its slowpath, which tells a watched operation from a contended one.
- * That keeps the switch's cost to an instruction or two per lock and
- * unlock pair (the README gives `make count-instructions` figures).  */
+ * FL_TOOLS_ACTIVE: otherwise, fl_tools_active: 0, or FL_TOOLS_ON while
+ * something watches.  A fastpath folds it into the test it makes anyway
+ * (the old value of its atomic, the word it is about to release): a
+ * nonzero result sends it to its slowpath, which tells a watched
+ * operation from a contended one.  FL_TOOLS_ON is bit 1, which no
+ * spinlock word's fastpath value ever has, so a fastpath may OR the
+ * switch into the old word it passes on, and its slowpath take it out
+ * again.  That keeps the switch's cost to two instructions or fewer per
+ * lock and unlock pair (the README gives `make count-instructions`
+ * figures).  */
 #if defined(__SANITIZE_THREAD__)
 # define FL_TOOLS_TSAN 1
 #elif defined(__has_feature)
@@ -63,5 +67,6 @@ FL_EXPORT extern int fl_tools_active;
  * fl_lockdep_enable(), and every fastpath reads it again after its
  * atomic (a compiler barrier).  TSan programs never read it.  */
 #define FL_TOOLS_ACTIVE fl_tools_active
+#define FL_TOOLS_ON 0x2
 
 #endif /* FASTLOCK_COMMON_H */

@@ -101,9 +101,10 @@ FL_EXPORT int fl_spin_trylock(fl_spinlock_t *l);
 FL_EXPORT int fl_spin_unlock(fl_spinlock_t *l);
 
 /* The out-of-line halves of the inline functions (not API).  Each takes
- * what the fastpath's atomic left (old: the previous word; for trylock,
- * 0 if it took the lock) and finishes the job: it waits for the lock, or
- * it watches the operation when fl_tools_active is set.  */
+ * what the fastpath's atomic left (old: the previous word, with
+ * fl_tools_active ORed in; for a trylock, 0 if it took the lock, again
+ * with the switch ORed in) and finishes the job: it waits for the lock,
+ * or it watches the operation when fl_tools_active is set.  */
 FL_EXPORT int fl_spin_lock_slow(fl_spinlock_t *l, int32_t old);
 FL_EXPORT int fl_spin_trylock_slow(fl_spinlock_t *l, int32_t old);
 FL_EXPORT int fl_spin_unlock_slow(fl_spinlock_t *l);
@@ -121,8 +122,8 @@ static inline int fl_spin_lock_inline(fl_spinlock_t *l)
 
   if (FL_TOOLS_ALWAYS)
     return (fl_spin_lock)(l);
-  old = fl_spin_attempt(l);
-  if (__builtin_expect((old | FL_TOOLS_ACTIVE) == 0, 1))
+  old = fl_spin_attempt(l) | FL_TOOLS_ACTIVE;
+  if (__builtin_expect(old == 0, 1))
     return 0;
   return fl_spin_lock_slow(l, old);
 }
@@ -134,8 +135,8 @@ static inline int fl_spin_trylock_inline(fl_spinlock_t *l)
 
   if (FL_TOOLS_ALWAYS)
     return (fl_spin_trylock)(l);
-  old = fl_spin_attempt(l);
-  if (__builtin_expect((old | FL_TOOLS_ACTIVE) == 0, 1))
+  old = fl_spin_attempt(l) | FL_TOOLS_ACTIVE;
+  if (__builtin_expect(old == 0, 1))
     return 0;
   return fl_spin_trylock_slow(l, old);
 }
@@ -231,8 +232,8 @@ static inline int fl_ticket_lock_inline(fl_ticketlock_t *l)
 }
 
 /* A ticket only if it would be served at once.  The slowpath gets 0 if
- * the compare-and-swap took the lock (and a tool watches), 1 if it lost
- * it to another thread and must look again.  */
+ * the compare-and-swap took the lock, 1 if it lost it to another thread
+ * and must look again, with fl_tools_active ORed in.  */
 static inline int fl_ticket_trylock_inline(fl_ticketlock_t *l)
 {
   uint32_t v;
@@ -338,8 +339,8 @@ static inline int fl_qspin_lock_inline(fl_qspinlock_t *l)
 
   if (FL_TOOLS_ALWAYS)
     return (fl_qspin_lock)(l);
-  old = fl_qspin_attempt(l);
-  if (__builtin_expect((old | FL_TOOLS_ACTIVE) == 0, 1))
+  old = fl_qspin_attempt(l) | FL_TOOLS_ACTIVE;
+  if (__builtin_expect(old == 0, 1))
     return 0;
   return fl_qspin_lock_slow(l, old);
 }
@@ -350,16 +351,17 @@ static inline int fl_qspin_trylock_inline(fl_qspinlock_t *l)
 
   if (FL_TOOLS_ALWAYS)
     return (fl_qspin_trylock)(l);
-  old = fl_qspin_attempt(l);
-  if (__builtin_expect((old | FL_TOOLS_ACTIVE) == 0, 1))
+  old = fl_qspin_attempt(l) | FL_TOOLS_ACTIVE;
+  if (__builtin_expect(old == 0, 1))
     return 0;
   return fl_qspin_trylock_slow(l, old);
 }
 
 /* Release: the critical section is done before the word reads unlocked.
- * A watched unlock must not release here: it expects a locked byte of
- * 1 + fl_tools_active, and the locked byte is never 2, so the
- * compare-and-swap fails and changes nothing.  */
+ * A watched unlock must not release here: it expects a word of
+ * FL_QSPIN_LOCKED + fl_tools_active, and with the switch on that is 3, a
+ * locked byte the word never has, so the compare-and-swap fails and
+ * changes nothing.  */
 static inline int fl_qspin_unlock_inline(fl_qspinlock_t *l)
 {
   int32_t locked;

@@ -46,9 +46,12 @@ static inline int fl_spin_check_flags(unsigned flags, int pshared_allowed)
  *   pshared_allowed   whether _init may take FL_PSHARED;
  *   busy(v)           _destroy must refuse the lock;
  *   held(v)           _unlock may release it;
- *   taken(old)        the fastpath's atomic (fl_s_attempt) took the lock;
+ *   taken(old)        the fastpath's atomic (fl_s_attempt) took the lock
+ *                     (old may have FL_TOOLS_ON ORed in);
  *   wait(l, old)      wait for it after an attempt that did not;
- *   try_first(l)      a trylock's first try: 0 if it took the lock;
+ *   try_first(l)      a trylock's first try: 0 if it took the lock (the
+ *                     inline trylock passes that with FL_TOOLS_ON ORed
+ *                     in, which the slowpath takes out);
  *   try_again(l, st)  the answer to a trylock whose try left st: 0 (it
  *                     took the lock after all) or EBUSY;
  *   release(l)        release the lock, or EPERM if it is not held.
@@ -118,7 +121,7 @@ static inline int fl_spin_check_flags(unsigned flags, int pshared_allowed)
                                                                             \
   static int fl_##s##_trylock_watched(T *l, int32_t st)                     \
   {                                                                         \
-    int rc = st == 0 ? 0 : try_again(l, st);                                \
+    int rc = (st & ~(int32_t)FL_TOOLS_ON) == 0 ? 0 : try_again(l, st);      \
                                                                             \
     if (rc == 0) {                                                          \
       FL_VG_HIDE(l, sizeof *l);                                             \

@@ -586,9 +586,10 @@ static int fl_qspin_release(fl_qspinlock_t *l)
   }
 }
 
+/* The word was 0: the attempt took the lock.  */
 static int fl_qspin_taken(int32_t old)
 {
-  return old == 0;
+  return (old & ~(int32_t)FL_TOOLS_ON) == 0;
 }
 
 /* A trylock's compare-and-swap that found the word not 0: busy.  */

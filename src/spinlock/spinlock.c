@@ -53,9 +53,10 @@ static int fl_spin_held(uint32_t v)
   return v != 0;
 }
 
+/* The word was 0: the attempt took the lock.  */
 static int fl_spin_taken(int32_t old)
 {
-  return old == 0;
+  return (old & ~(int32_t)FL_TOOLS_ON) == 0;
 }
 
 /* A trylock's exchange that found the lock held: it stays held.  */

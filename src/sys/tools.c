@@ -15,7 +15,7 @@
  *                      tool this library cannot detect); 0: never (to see
  *                      what a tool reports without fastlock's help).
  *
- * fl_tools_active is 0 or 1 and changes only here and in
+ * fl_tools_active is 0 or FL_TOOLS_ON and changes only here and in
  * fl_lockdep_enable().  A lock taken on a fastpath before it was set is
  * released on the watched path, which copes (the checker ignores the
  * release of a lock it never saw taken).  */
@@ -60,7 +60,7 @@ static int fl_tools_env(const char *name)
 
 void fl_tools_set(int on)
 {
-  __atomic_store_n(&fl_tools_active, on != 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&fl_tools_active, on ? FL_TOOLS_ON : 0, __ATOMIC_RELAXED);
 }
 
 __attribute__((constructor)) static void fl_tools_detect(void)

@@ -4,7 +4,7 @@
 
 #include "lockdep/lockdep.h"
 
-/* Set fl_tools_active to on (0 or 1).  */
+/* Turn the watched paths on (fl_tools_active = FL_TOOLS_ON) or off.  */
 void fl_tools_set(int on);
 
 #endif /* FASTLOCK_SYS_TOOLS_H */
