@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fastlock/lockdep.h>
+#include <fastlock/rwsem.h>
 #include <fastlock/spinlock.h>
 
 #include "fl-check.h"
@@ -182,6 +184,44 @@ START_TEST(held_at_exit_is_reported)
 }
 END_TEST
 
+static fl_rwsem_t rw;
+
+/* Hold rw for writing until the checker has reported (at most a minute,
+ * so that a checker that stays silent fails the test instead of hanging
+ * it).  */
+static void *hold_until_reported(void *arg)
+{
+  struct timespec ms = { 0, 1000000 };
+  int i;
+
+  ck_assert_int_eq(fl_rwsem_down_write(&rw), 0);
+  __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+  for (i = 0; i < 60000 && fl_lockdep_reports() == 0; i++)
+    nanosleep(&ms, NULL);
+  ck_assert_int_eq(fl_rwsem_up_write(&rw), 0);
+  return NULL;
+}
+
+START_TEST(spinlock_across_blocking_wait_is_reported)
+{
+  struct timespec ms = { 0, 1000000 };
+  pthread_t t;
+  int holding = 0;
+
+  ck_assert_int_eq(fl_spin_init(&a, 0), 0);
+  ck_assert_int_eq(pthread_create(&t, NULL, hold_until_reported, &holding), 0);
+  while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE))
+    nanosleep(&ms, NULL);
+  /* Sleeps in the kernel until the holder sees the report.  */
+  ck_assert_int_eq(fl_spin_lock(&a), 0);
+  ck_assert_int_eq(fl_rwsem_down_write(&rw), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&rw), 0);
+  ck_assert_int_eq(fl_spin_unlock(&a), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_int_eq(count(checker_said(), "fastlock: spinlock held across a blocking wait"), 1);
+}
+END_TEST
+
 /* Four threads, each taking a, tb, qc in order (or a subset, some by
  * trylock) many times: contention, and nothing to report.  */
 static void *torture(void *arg)
@@ -231,11 +271,13 @@ int main(void)
 
   tcase_add_checked_fixture(tc, setup, NULL);
   tcase_set_timeout(tc, 120);
+  tcase_set_tags(tc, FL_TAG_THREADS);
   tcase_add_test(tc, abba_is_reported_once);
   tcase_add_test(tc, abc_cycle_is_reported);
   tcase_add_test(tc, consistent_nesting_is_not_reported);
   tcase_add_test(tc, misuse_is_reported);
   tcase_add_test(tc, held_at_exit_is_reported);
+  tcase_add_test(tc, spinlock_across_blocking_wait_is_reported);
   tcase_add_test(tc, torture_reports_nothing);
   suite_add_tcase(s, tc);
   return fl_check_run(s);
