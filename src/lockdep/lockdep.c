@@ -96,7 +96,7 @@ static __thread struct {
   int inside;
   int registered;
   struct fl_ld_held held[FL_LD_HELD];
-} fl_ld_self;
+} fl_ld_self __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t fl_ld_exit_key;
 static pthread_once_t fl_ld_once = PTHREAD_ONCE_INIT;
@@ -264,7 +264,7 @@ static uint32_t fl_ld_class_of(uintptr_t lock, const char *kind, unsigned flags)
   struct fl_ld_lock *e = fl_ld_find(lock);
   uint32_t cls;
 
-  if (e != NULL && e->lock == lock) {
+  if (e != NULL && __atomic_load_n(&e->lock, __ATOMIC_RELAXED) == lock) {
     cls = __atomic_load_n(&e->cls, __ATOMIC_RELAXED);
     if (cls != 0)
       return cls;
@@ -501,9 +501,9 @@ void fl_lockdep_release(const void *lock)
     fl_ld_print("  the lock at %p\n", lock);
     fl_ld_report_here();
   } else {
-    memmove(&fl_ld_self.held[i], &fl_ld_self.held[i + 1],
-            (size_t)(fl_ld_self.depth - i - 1) * sizeof fl_ld_self.held[0]);
-    fl_ld_self.depth--;
+    /* Usually the top of the stack: nothing to move.  */
+    for (fl_ld_self.depth--; i < fl_ld_self.depth; i++)
+      fl_ld_self.held[i] = fl_ld_self.held[i + 1];
   }
   fl_ld_leave();
 }
