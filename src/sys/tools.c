@@ -63,7 +63,7 @@ void fl_tools_set(int on)
   __atomic_store_n(&fl_tools_active, on ? FL_TOOLS_ON : 0, __ATOMIC_RELAXED);
 }
 
-__attribute__((constructor)) static void fl_tools_detect(void)
+__attribute__((constructor)) void fl_tools_detect(void)
 {
   int forced = fl_tools_env("FASTLOCK_TOOLS");
 

@@ -7,4 +7,8 @@
 /* Turn the watched paths on (fl_tools_active = FL_TOOLS_ON) or off.  */
 void fl_tools_set(int on);
 
+/* What the library does as it loads: set the switch from the environment
+ * and from the race tool it runs under, if any (tests call it again).  */
+void fl_tools_detect(void);
+
 #endif /* FASTLOCK_SYS_TOOLS_H */
