@@ -19,6 +19,22 @@
 # define FL_SPIN_PSHARED_WORKS 1
 #endif
 
+/* For fl_spinlock_t and fl_qspinlock_t, whose attempt returns the old
+ * word (FL_TOOLS_ON ORed in by the inline code): it took the lock if the
+ * word was 0, and a trylock whose attempt did not is EBUSY, the lock
+ * being held or waited for.  */
+static inline int fl_spin_was_free(int32_t old)
+{
+  return (old & ~(int32_t)FL_TOOLS_ON) == 0;
+}
+
+static inline int fl_spin_try_failed(const void *l, int32_t old)
+{
+  (void)l;
+  (void)old;
+  return EBUSY;
+}
+
 /* The ticket lock's wait for its ticket (tests/test-spinlock-ticket.c
  * calls it with a ticket it made up).  */
 int fl_ticket_lock_wait(fl_ticketlock_t *l, uint32_t ticket);

@@ -586,20 +586,6 @@ static int fl_qspin_release(fl_qspinlock_t *l)
   }
 }
 
-/* The word was 0: the attempt took the lock.  */
-static int fl_qspin_taken(int32_t old)
-{
-  return (old & ~(int32_t)FL_TOOLS_ON) == 0;
-}
-
-/* A trylock's compare-and-swap that found the word not 0: busy.  */
-static int fl_qspin_busy_now(fl_qspinlock_t *l, int32_t old)
-{
-  (void)l;
-  (void)old;
-  return EBUSY;
-}
-
 FL_SPIN_DEFINE_API(qspin, fl_qspinlock_t, 0, fl_qspin_busy, fl_qspin_held,
-                   fl_qspin_taken, fl_qspin_wait, fl_qspin_attempt,
-                   fl_qspin_busy_now, fl_qspin_release)
+                   fl_spin_was_free, fl_qspin_wait, fl_qspin_attempt,
+                   fl_spin_try_failed, fl_qspin_release)

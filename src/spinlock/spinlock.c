@@ -53,20 +53,6 @@ static int fl_spin_held(uint32_t v)
   return v != 0;
 }
 
-/* The word was 0: the attempt took the lock.  */
-static int fl_spin_taken(int32_t old)
-{
-  return (old & ~(int32_t)FL_TOOLS_ON) == 0;
-}
-
-/* A trylock's exchange that found the lock held: it stays held.  */
-static int fl_spin_busy_now(fl_spinlock_t *l, int32_t old)
-{
-  (void)l;
-  (void)old;
-  return EBUSY;
-}
-
 /* Release: the critical section's loads and stores are done before the
  * word reads 0.  */
 static int fl_spin_release(fl_spinlock_t *l)
@@ -78,5 +64,5 @@ static int fl_spin_release(fl_spinlock_t *l)
 }
 
 FL_SPIN_DEFINE_API(spin, fl_spinlock_t, 1, fl_spin_held, fl_spin_held,
-                   fl_spin_taken, fl_spin_wait, fl_spin_attempt,
-                   fl_spin_busy_now, fl_spin_release)
+                   fl_spin_was_free, fl_spin_wait, fl_spin_attempt,
+                   fl_spin_try_failed, fl_spin_release)
