@@ -1,8 +1,8 @@
 ## src/lockdep/module.mk: the lock-order checker's part of the build (included from Makefile.am).
 libfastlock_core_la_SOURCES += src/lockdep/lockdep.c src/lockdep/lockdep.h
 fastlockinclude_HEADERS += include/fastlock/lockdep.h
-man3_MANS = doc/fl_lockdep.3
-EXTRA_DIST += $(man3_MANS)
+man3_MANS += doc/fl_lockdep.3
+EXTRA_DIST += doc/fl_lockdep.3
 
 # A program as a user writes it, run under each race tool by
 # tools/check-valgrind and tools/check-tsan: built against the public
