@@ -28,7 +28,7 @@ FL_EXPORT extern int fl_tools_active;
  * ThreadSanitizer instruments the program, not the library, and cannot
  * see the library's atomics: every lock operation must go to the
  * library's watched paths, which call the __tsan_mutex_* interface that
- * the program's TSan runtime provides (src/sys/annotate.h).
+ * the program's TSan runtime provides, through weak symbols.
  *
  * FL_TOOLS_ALWAYS: the fastpaths are left out at compile time (TSan, or a
  * build configured --enable-annotations): each inline function calls the

@@ -47,8 +47,8 @@
  * every running thread waits behind it.  Both fair locks therefore hand
  * the lock only to a waiter that is running: a waiter that has been
  * granted the lock, or is about to be, and has not been seen spinning for
- * FL_SPIN_PATIENCE (8 to 16 us, src/spinlock/wait.h) is passed over, and
- * when it runs again it finds it was and queues again at the tail.  FIFO
+ * FL_SPIN_PATIENCE (8 to 16 us) is passed over, and when it runs again
+ * it finds it was and queues again at the tail.  FIFO
  * order holds among the waiters that keep running; a preempted waiter
  * loses its place, which it could not have used.  (The alternative, letting
  * waiters time out of the queue by themselves, cannot help: a preempted

@@ -211,8 +211,7 @@ static inline int fl_ticket_unlock_inline(fl_ticketlock_t *l)
  * are clear, takes the lock, and makes its successor the head.  A successor
  * not seen spinning for FL_SPIN_PATIENCE is passed over then, by the new
  * holder, which also removes it from the queue; a lock that sits free for
- * as long, its head preempted, is taken by a waiter further back
- * (src/spinlock/qspinlock.c).
+ * as long, its head preempted, is taken by a waiter further back.
  * --------------------------------------------------------------------- */
 
 #define FL_QSPIN_LOCKED 0x1u
