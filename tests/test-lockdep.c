@@ -155,7 +155,7 @@ START_TEST(misuse_is_reported)
   const char *out;
 
   init3();
-  /* Another thread's unlock: the word is held, this thread holds nothing. */
+  /* Destroying the lock it holds, then releasing it twice.  */
   ck_assert_int_eq(fl_spin_lock(&a), 0);
   ck_assert_int_eq(fl_spin_destroy(&a), EBUSY);
   ck_assert_int_eq(fl_spin_unlock(&a), 0);

@@ -16,7 +16,8 @@
  *   recursive locking   a thread asks for an exclusive lock it holds, or
  *                       (FL_RWSEM fair mode) for a read lock it holds
  *                       while a writer waits;
- *   release of a lock not held by this thread;
+ *   release of a lock not held by this thread (one the checker has seen
+ *                       initialised or taken);
  *   lock held at thread exit;
  *   destroying a held lock;
  *   spinlock held across a blocking wait of another fastlock primitive.

@@ -258,6 +258,15 @@ static void fl_ld_set(uintptr_t lock, uint32_t cls)
   __atomic_store_n(&e->lock, lock, __ATOMIC_RELEASE);
 }
 
+/* Whether the checker has seen lock initialised or taken: a lock taken
+ * before it was turned on may be released after, unseen.  */
+static int fl_ld_known(uintptr_t lock)
+{
+  const struct fl_ld_lock *e = fl_ld_find(lock);
+
+  return e != NULL && __atomic_load_n(&e->lock, __ATOMIC_ACQUIRE) == lock;
+}
+
 /* lock's class, making it a class of its own if nothing initialised it.  */
 static uint32_t fl_ld_class_of(uintptr_t lock, const char *kind, unsigned flags)
 {
@@ -496,11 +505,11 @@ void fl_lockdep_release(const void *lock)
     return;
   for (i = fl_ld_self.depth - 1; i >= 0 && fl_ld_self.held[i].lock != l; i--)
     continue;
-  if (i < 0) {
+  if (i < 0 && fl_ld_known(l)) {
     fl_ld_report_start("release of a lock not held by this thread");
     fl_ld_print("  the lock at %p\n", lock);
     fl_ld_report_here();
-  } else {
+  } else if (i >= 0) {
     /* Usually the top of the stack: nothing to move.  */
     for (fl_ld_self.depth--; i < fl_ld_self.depth; i++)
       fl_ld_self.held[i] = fl_ld_self.held[i + 1];
