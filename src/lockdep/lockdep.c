@@ -49,7 +49,8 @@
 #define FL_LD_EDGES 8192
 #define FL_LD_HELD 48
 #define FL_LD_STACK 16
-#define FL_LD_WORDS (FL_LD_CLASSES / 64)
+/* 32-bit words: 32-bit PowerPC and MIPS have no 64-bit atomics.  */
+#define FL_LD_WORDS (FL_LD_CLASSES / 32)
 
 struct fl_ld_class {
   uintptr_t key;                   /* _init site, or the lock's address */
@@ -84,7 +85,7 @@ static int32_t fl_ld_mutex;
 static struct fl_ld_class fl_ld_class[FL_LD_CLASSES];
 static uint32_t fl_ld_nclasses = 1;
 static struct fl_ld_lock fl_ld_lock[FL_LD_LOCKS];
-static uint64_t fl_ld_order[FL_LD_CLASSES][FL_LD_WORDS];
+static uint32_t fl_ld_order[FL_LD_CLASSES][FL_LD_WORDS];
 static struct fl_ld_edge fl_ld_edge[FL_LD_EDGES];
 static uint32_t fl_ld_nedges;
 /* The graph search's scratch, under fl_ld_mutex.  */
@@ -205,6 +206,8 @@ static void fl_ld_print_held(void)
  * Classes and the lock table.
  * --------------------------------------------------------------------- */
 
+/* Fibonacci hashing of the address: its high bits, which depend on all
+ * of the address's bits.  */
 static uint32_t fl_ld_hash(uintptr_t lock)
 {
   uint64_t h = (uint64_t)lock * UINT64_C(0x9e3779b97f4a7c15);
@@ -292,7 +295,7 @@ static uint32_t fl_ld_class_of(uintptr_t lock, const char *kind, unsigned flags)
 
 static int fl_ld_has_edge(uint32_t a, uint32_t b)
 {
-  return (__atomic_load_n(&fl_ld_order[a][b / 64], __ATOMIC_RELAXED) >> (b % 64)) & 1;
+  return (__atomic_load_n(&fl_ld_order[a][b / 32], __ATOMIC_RELAXED) >> (b % 32)) & 1;
 }
 
 static const struct fl_ld_edge *fl_ld_edge_of(uint32_t a, uint32_t b)
@@ -373,7 +376,7 @@ static void fl_ld_add_edge(uint32_t a, uint32_t b)
       e->depth = depth;
       memcpy(e->stack, stack, sizeof stack);
     }
-    __atomic_fetch_or(&fl_ld_order[a][b / 64], UINT64_C(1) << (b % 64),
+    __atomic_fetch_or(&fl_ld_order[a][b / 32], UINT32_C(1) << (b % 32),
                       __ATOMIC_RELAXED);
   }
   fl_ld_unlock_tables();
