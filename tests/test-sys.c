@@ -99,6 +99,12 @@ START_TEST(tools_switch_follows_the_environment)
   ck_assert_int_eq(tools_active_with("0"), 0);
   ck_assert_int_eq(tools_active_with("yes"), 0);
   ck_assert_int_eq(tools_active_with(""), 0);
+  /* Last, since the checker stays on: it needs the watched paths, and
+   * takes them whatever FASTLOCK_TOOLS says.  */
+  ck_assert_int_eq(setenv("FASTLOCK_LOCKDEP", "1", 1), 0);
+  ck_assert(!fl_lockdep_enabled());
+  ck_assert_int_eq(tools_active_with("0"), FL_TOOLS_ON);
+  ck_assert(fl_lockdep_enabled());
 }
 END_TEST
 

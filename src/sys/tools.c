@@ -10,7 +10,8 @@
  *                      helgrind's GET_ABITS, drd's thread id.
  *                      Other Valgrind tools (memcheck, callgrind, which
  *                      `make count-instructions` runs) see the fastpaths.
- *   FASTLOCK_LOCKDEP   set to 1: the lock-order checker (src/lockdep/).
+ *   FASTLOCK_LOCKDEP   set to 1: the lock-order checker (src/lockdep/),
+ *                      which needs the watched paths whatever else says.
  *   FASTLOCK_TOOLS     1: take the watched paths whatever runs (for a
  *                      tool this library cannot detect); 0: never (to see
  *                      what a tool reports without fastlock's help).
@@ -69,7 +70,7 @@ __attribute__((constructor)) void fl_tools_detect(void)
 
   if (fl_tools_env("FASTLOCK_LOCKDEP") == 1)
     fl_lockdep_enable();
-  if (forced >= 0)
+  else if (forced >= 0)
     fl_tools_set(forced);
   else if (fl_tools_race_tool())
     fl_tools_set(1);
