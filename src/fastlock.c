@@ -12,5 +12,3 @@ const char *fl_build_config(void)
 {
   return FL_CONFIG_SUMMARY;
 }
-
-int fl_tools_active;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 #include "sys/cpu.h"
@@ -228,15 +229,21 @@ static int64_t atomic_sum(void *obj)
 #endif
 
 /* The negative control: a load and a store with a pause between them, so
- * that concurrent adds and signal handlers lose updates.  */
+ * that concurrent adds and signal handlers lose updates.  Every 64th add
+ * yields the CPU in the pause: on a loaded machine, or under an emulator
+ * that runs the threads one after another, a spin alone may never
+ * overlap another thread's add, and the control would pass.  */
 static void broken_add(void *obj, int64_t d)
 {
+  static __thread unsigned calls;
   volatile int64_t *v = obj;
   int64_t old = *v;
   int i;
 
   for (i = 0; i < 8; i++)
     fl_cpu_relax();
+  if ((++calls & 63) == 0)
+    sched_yield();
   *v = old + d;
 }
 

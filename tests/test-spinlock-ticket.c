@@ -233,7 +233,7 @@ START_TEST(unclaimed_grant_is_passed_over)
   ck_assert_int_eq(l.word, WORD(3, 3));
   /* The phantom's thread comes back and queues again (the slowpaths
    * called directly: this is no lock the race detectors were told of).  */
-  ck_assert_int_eq(fl_ticket_lock_slow(&l, phantom), 0);
+  ck_assert_int_eq(fl_ticket_lock_wait(&l, phantom), 0);
   ck_assert_int_eq(l.word, WORD(4, 3));
   ck_assert_int_eq(fl_ticket_unlock_slow(&l), 0);
   ck_assert_int_eq(fl_ticket_destroy(&l), 0);

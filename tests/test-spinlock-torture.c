@@ -358,7 +358,7 @@ void fl_test_unpark(void)
 
 int fl_test_signals_reach_waiters(const char *what)
 {
-  if (FL_TSAN) {
+  if (FL_TOOLS_TSAN) {
     printf("ThreadSanitizer: %s left out (see fl_test_park)\n", what);
     return 0;
   }

@@ -1,15 +1,17 @@
-/* tests/test-sys.c: clocks, the cycle counter, the spin hint and the
- * tool annotations of src/sys.  */
+/* tests/test-sys.c: clocks, the cycle counter, the spin hint, the tool
+ * annotations of src/sys and the run-time switch that turns them on.  */
 #include "config.h"
 
 #include "sys/annotate.h"
 #include "sys/clock.h"
 #include "sys/cpu.h"
+#include "sys/tools.h"
 
 #include <fastlock/fastlock.h>
 
 #include "fl-check.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 START_TEST(timespec_validity)
@@ -51,9 +53,10 @@ START_TEST(cycles_never_go_back)
 }
 END_TEST
 
-/* Without --enable-annotations and outside TSan every annotation must be
- * an expression with no effect; with them, a valid client request.  Both
- * must compile and run in plain code.  */
+/* Where Valgrind's headers were found every Valgrind annotation is a
+ * client request, which does nothing outside Valgrind; the TSan ones call
+ * the runtime only in a program that has it (not this one).  All must
+ * compile and run in plain code.  */
 START_TEST(annotations_expand_and_run)
 {
   int32_t word = 0;
@@ -70,6 +73,38 @@ START_TEST(annotations_expand_and_run)
   FL_TSAN_POST_UNLOCK(&word, 0);
   FL_TSAN_DESTROY(&word);
   ck_assert_int_eq(word, 0);
+  ck_assert(!FL_TSAN_PRESENT);
+}
+END_TEST
+
+/* fl_tools_active as the library's start-up check leaves it with
+ * FASTLOCK_TOOLS=value (NULL: unset).  */
+static int tools_active_with(const char *value)
+{
+  if (value != NULL)
+    ck_assert_int_eq(setenv("FASTLOCK_TOOLS", value, 1), 0);
+  else
+    ck_assert_int_eq(unsetenv("FASTLOCK_TOOLS"), 0);
+  fl_tools_set(0);
+  fl_tools_detect();
+  return fl_tools_active;
+}
+
+/* Outside helgrind and drd the switch is off unless FASTLOCK_TOOLS=1
+ * turns it on; any other value leaves it alone.  */
+START_TEST(tools_switch_follows_the_environment)
+{
+  ck_assert_int_eq(tools_active_with(NULL), 0);
+  ck_assert_int_eq(tools_active_with("1"), FL_TOOLS_ON);
+  ck_assert_int_eq(tools_active_with("0"), 0);
+  ck_assert_int_eq(tools_active_with("yes"), 0);
+  ck_assert_int_eq(tools_active_with(""), 0);
+  /* Last, since the checker stays on: it needs the watched paths, and
+   * takes them whatever FASTLOCK_TOOLS says.  */
+  ck_assert_int_eq(setenv("FASTLOCK_LOCKDEP", "1", 1), 0);
+  ck_assert(!fl_lockdep_enabled());
+  ck_assert_int_eq(tools_active_with("0"), FL_TOOLS_ON);
+  ck_assert(fl_lockdep_enabled());
 }
 END_TEST
 
@@ -90,6 +125,7 @@ static Suite *sys_suite(void)
   tcase_add_test(tc, deadline_is_normalised_and_ahead);
   tcase_add_test(tc, cycles_never_go_back);
   tcase_add_test(tc, annotations_expand_and_run);
+  tcase_add_test(tc, tools_switch_follows_the_environment);
   tcase_add_test(tc, library_reports_its_build);
   suite_add_tcase(s, tc);
   return s;
@@ -97,5 +133,7 @@ static Suite *sys_suite(void)
 
 int main(void)
 {
+  /* Not the lock-order checker: this program checks the switch alone.  */
+  unsetenv("FASTLOCK_LOCKDEP");
   return fl_check_run_no_shim(sys_suite());
 }

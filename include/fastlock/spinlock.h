@@ -47,8 +47,8 @@
  * every running thread waits behind it.  Both fair locks therefore hand
  * the lock only to a waiter that is running: a waiter that has been
  * granted the lock, or is about to be, and has not been seen spinning for
- * FL_SPIN_PATIENCE (8 to 16 us, src/spinlock/wait.h) is passed over, and
- * when it runs again it finds it was and queues again at the tail.  FIFO
+ * FL_SPIN_PATIENCE (8 to 16 us) is passed over, and when it runs again
+ * it finds it was and queues again at the tail.  FIFO
  * order holds among the waiters that keep running; a preempted waiter
  * loses its place, which it could not have used.  (The alternative, letting
  * waiters time out of the queue by themselves, cannot help: a preempted
@@ -59,49 +59,31 @@
  * reached through macros named like the functions; the contended paths are
  * in the library.  Every function is also in the library under its own
  * name, so that &fl_spin_lock or (fl_spin_lock)(l) gets the out-of-line
- * one.  On a build configured --enable-annotations, and in a program
- * compiled with -fsanitize=thread, the macros are left out and every call
- * goes to the library, whose functions tell helgrind, drd and
- * ThreadSanitizer what they do; such a program must then be linked with a
- * library built the same way.  */
+ * one.
+ *
+ * Race tools and the lock-order checker.  Each fastpath folds the switch
+ * fl_tools_active (<fastlock/common.h>) into the test it makes anyway, and
+ * leaves for the library's slowpath when it is set: there the lock is
+ * watched, told to helgrind, drd and the lock-order checker
+ * (fl_lockdep(3)).  A program compiled with -fsanitize=thread calls the
+ * library's functions directly, which tell ThreadSanitizer.  Neither needs
+ * a special build of the library or of the program.
+ */
 #ifndef FASTLOCK_SPINLOCK_H
 #define FASTLOCK_SPINLOCK_H
 
-#include <errno.h>
 #include <stdint.h>
 
 #include <fastlock/common.h>
-#include <fastlock/arch/atomic.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ThreadSanitizer cannot see the asm atomics: every call must reach the
- * annotated functions in the library.  */
-#if defined(__SANITIZE_THREAD__)
-# define FL_SPINLOCK_TSAN 1
-#elif defined(__has_feature)
-# if __has_feature(thread_sanitizer)
-#  define FL_SPINLOCK_TSAN 1
-# endif
-#endif
-#ifndef FL_SPINLOCK_TSAN
-# define FL_SPINLOCK_TSAN 0
-#endif
+/* Each lock is one 32-bit word (its layout: <fastlock/bits/spinlock.h>).
+ * All three: _init, _destroy, _lock, _trylock, _unlock, as above.  */
 
-#if FL_ANNOTATIONS || FL_SPINLOCK_TSAN
-# define FL_SPINLOCK_INLINE 0
-#else
-# define FL_SPINLOCK_INLINE 1
-#endif
-
-/* ------------------------------------------------------------------------
- * fl_spinlock_t: test-and-test-and-set.
- *
- * The word: 0 when unlocked, 1 when held.  Lock exchanges 1 in, unlock
- * stores 0.
- * --------------------------------------------------------------------- */
+/* fl_spinlock_t: test-and-test-and-set, unfair, FL_PSHARED allowed.  */
 typedef struct {
   int32_t word;
 } fl_spinlock_t;
@@ -114,74 +96,13 @@ FL_EXPORT int fl_spin_lock(fl_spinlock_t *l);
 FL_EXPORT int fl_spin_trylock(fl_spinlock_t *l);
 FL_EXPORT int fl_spin_unlock(fl_spinlock_t *l);
 
-/* The out-of-line half of the inline lock (not API).  */
-FL_EXPORT int fl_spin_lock_slow(fl_spinlock_t *l);
-
-/* Acquire: the critical section's loads and stores stay after the
- * exchange that takes the lock.  */
-static inline int fl_spin_lock_inline(fl_spinlock_t *l)
-{
-  if (__builtin_expect(fl_atomic_xchg_acquire(&l->word, 1) == 0, 1))
-    return 0;
-  return fl_spin_lock_slow(l);
-}
-
-/* Exchanging 1 into a held lock changes nothing.  */
-static inline int fl_spin_trylock_inline(fl_spinlock_t *l)
-{
-  return fl_atomic_xchg_acquire(&l->word, 1) == 0 ? 0 : EBUSY;
-}
-
-/* Release: the critical section's loads and stores are done before the
- * word reads 0.  The relaxed load only tells a held lock from a free one,
- * which the caller, if it holds the lock, already made so.  */
-static inline int fl_spin_unlock_inline(fl_spinlock_t *l)
-{
-  if (__builtin_expect(fl_load_relaxed(&l->word) == 0, 0))
-    return EPERM;
-  fl_store_release(&l->word, 0);
-  return 0;
-}
-
-/* ------------------------------------------------------------------------
- * fl_ticketlock_t: tickets, handed out and served in order.
- *
- * The word:
- *   bits  0-14  owner: the ticket being served;
- *   bit   15    FL_TICKET_PENDING: owner has been granted to a waiter that
- *               has not claimed it yet;
- *   bits 16-31  next: a 16-bit counter whose low 15 bits are the next
- *               ticket to hand out.  Taking a ticket adds 1 << 16 to the
- *               word; the carry out of bit 31 is lost, so next wraps by
- *               itself and never disturbs owner.
- * Tickets are 15-bit and compared modulo 2^15: the lock is free when owner
- * == next, held otherwise, and the tickets in [owner, next) are the
- * holder's and its waiters'.  So at most 32767 threads may hold or wait for
- * one ticket lock at once; a 32768th ticket would make next equal owner
- * and the lock look free.  Wrapping is otherwise harmless: every
- * comparison is a modular difference, and every change that gives the lock
- * to someone is a compare-and-swap on the whole word, so a waiter whose
- * ticket number came round again can never take the lock with another's
- * claim.
- *
- * Unlock moves owner on, and sets PENDING if a ticket is waiting for it.
- * The waiter whose ticket owner now is claims the lock by clearing
- * PENDING; a free lock taken on the fastpath is never PENDING.  That is
- * what lets the other waiters tell a holder, which may hold the lock as
- * long as it likes, from a grantee that is not running: a PENDING grant
- * left unclaimed for FL_SPIN_PATIENCE is passed over (owner moves on once
- * more), and its waiter takes a new ticket when it next looks.
- * --------------------------------------------------------------------- */
+/* fl_ticketlock_t: FIFO among running waiters, FL_PSHARED allowed; at
+ * most 32767 threads may hold or wait for one lock at once.  */
 typedef struct {
   int32_t word;
 } fl_ticketlock_t;
 
 #define FL_TICKETLOCK_INITIALIZER { 0 }
-
-#define FL_TICKET_MASK 0x7fffu
-#define FL_TICKET_PENDING 0x8000u
-#define FL_TICKET_NEXT_SHIFT 16
-#define FL_TICKET_NEXT_ONE 0x10000u
 
 FL_EXPORT int fl_ticket_init(fl_ticketlock_t *l, unsigned flags);
 FL_EXPORT int fl_ticket_destroy(fl_ticketlock_t *l);
@@ -189,93 +110,14 @@ FL_EXPORT int fl_ticket_lock(fl_ticketlock_t *l);
 FL_EXPORT int fl_ticket_trylock(fl_ticketlock_t *l);
 FL_EXPORT int fl_ticket_unlock(fl_ticketlock_t *l);
 
-FL_EXPORT int fl_ticket_lock_slow(fl_ticketlock_t *l, uint32_t ticket);
-FL_EXPORT int fl_ticket_trylock_slow(fl_ticketlock_t *l);
-FL_EXPORT int fl_ticket_unlock_slow(fl_ticketlock_t *l);
-
-/* Take a ticket.  Acquire: if the lock was free the critical section
- * starts here, and its accesses stay after the add.  It was free if the
- * ticket we got, the old next, is the one being served.  */
-static inline int fl_ticket_lock_inline(fl_ticketlock_t *l)
-{
-  uint32_t old = (uint32_t)fl_atomic_fetch_add_acquire(&l->word,
-                                                       (int32_t)FL_TICKET_NEXT_ONE);
-
-  if (__builtin_expect((((old >> FL_TICKET_NEXT_SHIFT) ^ old) & FL_TICKET_MASK) == 0, 1))
-    return 0;
-  return fl_ticket_lock_slow(l, (old >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK);
-}
-
-static inline int fl_ticket_trylock_inline(fl_ticketlock_t *l)
-{
-  uint32_t v = (uint32_t)fl_load_relaxed(&l->word);
-
-  if ((((v >> FL_TICKET_NEXT_SHIFT) ^ v) & FL_TICKET_MASK) != 0)
-    return EBUSY;
-  if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
-                                (int32_t)(v + FL_TICKET_NEXT_ONE)) == (int32_t)v)
-    return 0;
-  return fl_ticket_trylock_slow(l);
-}
-
-/* The uncontended unlock: nothing pending, no ticket waiting (next is
- * owner + 1), and owner not about to wrap; then adding 1 to the word moves
- * owner on to next, and the lock is free.  The low half, owner and
- * PENDING, plus 1, equal to next as plain numbers says all three at once:
- * with PENDING set, or owner at its last value, the sum is at least 2^15,
- * which next never is.  The compare-and-swap confirms that no ticket was
- * taken meanwhile; anything else is the slowpath's.  Release: the critical
- * section is done before the new owner can be seen.  */
-static inline int fl_ticket_unlock_inline(fl_ticketlock_t *l)
-{
-  uint32_t v = (uint32_t)fl_load_relaxed(&l->word);
-
-  if (__builtin_expect((v & (FL_TICKET_MASK | FL_TICKET_PENDING)) + 1 ==
-                         ((v >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK), 1) &&
-      fl_atomic_cmpxchg_release(&l->word, (int32_t)v, (int32_t)(v + 1)) == (int32_t)v)
-    return 0;
-  return fl_ticket_unlock_slow(l);
-}
-
-/* ------------------------------------------------------------------------
- * fl_qspinlock_t: a queued spinlock (Linux's qspinlock, in user space).
- *
- * The word, as the kernel lays it out for fewer than 16K CPUs:
- *   bits  0-7   locked byte: FL_QSPIN_LOCKED (1) while held;
- *   bits  8-15  pending byte: bit 8, FL_QSPIN_PENDING, is set by the one
- *               waiter that spins on the word itself, ahead of the queue,
- *               so that light contention never touches a queue node;
- *   bits 16-17  tail nesting level: which of the tail thread's 4 nodes;
- *   bits 18-31  tail thread: 1 + the index of the thread whose node is the
- *               last in the queue (0: no queue).  Indices are given to
- *               threads at their first queueing and taken back when they
- *               exit, so 16383 threads may queue at once; a thread beyond
- *               that, or beyond 4 nested queueings (signal handlers), spins
- *               on the word instead, unfairly.
- * Every word but 0 and FL_QSPIN_LOCKED is the slowpath's: the fastpath is
- * one compare-and-swap from 0 to locked, the unlock one from locked to 0.
- * Unlock cannot be the kernel's byte store (the shim works on whole 32-bit
- * words), so when pending or a queue is present it clears the locked byte
- * with a compare-and-swap loop.
- *
- * The queue is an MCS list of per-thread nodes, linked through their tail
- * codes.  The head node's thread spins on the word until locked and pending
- * are clear, takes the lock, and makes its successor the head.  A successor
- * not seen spinning for FL_SPIN_PATIENCE is passed over then, by the new
- * holder, which also removes it from the queue; a lock that sits free for
- * as long, its head preempted, is taken by a waiter further back
- * (src/spinlock/qspinlock.c).
- * --------------------------------------------------------------------- */
+/* fl_qspinlock_t: queued (MCS), FIFO among running waiters, process-
+ * private; at most 16383 threads queue at once, 4 nested queueings per
+ * thread (signal handlers), beyond which a thread spins on the word.  */
 typedef struct {
   int32_t word;
 } fl_qspinlock_t;
 
 #define FL_QSPINLOCK_INITIALIZER { 0 }
-
-#define FL_QSPIN_LOCKED 0x1u
-#define FL_QSPIN_LOCKED_MASK 0xffu
-#define FL_QSPIN_PENDING 0x100u
-#define FL_QSPIN_TAIL_SHIFT 16
 
 FL_EXPORT int fl_qspin_init(fl_qspinlock_t *l, unsigned flags);
 FL_EXPORT int fl_qspin_destroy(fl_qspinlock_t *l);
@@ -283,52 +125,11 @@ FL_EXPORT int fl_qspin_lock(fl_qspinlock_t *l);
 FL_EXPORT int fl_qspin_trylock(fl_qspinlock_t *l);
 FL_EXPORT int fl_qspin_unlock(fl_qspinlock_t *l);
 
-FL_EXPORT int fl_qspin_lock_slow(fl_qspinlock_t *l);
-FL_EXPORT int fl_qspin_unlock_slow(fl_qspinlock_t *l);
-
-/* Acquire: the critical section's accesses stay after the compare-and-swap
- * that takes the lock.  */
-static inline int fl_qspin_lock_inline(fl_qspinlock_t *l)
-{
-  if (__builtin_expect(fl_atomic_cmpxchg_acquire(&l->word, 0,
-                                                 (int32_t)FL_QSPIN_LOCKED) == 0, 1))
-    return 0;
-  return fl_qspin_lock_slow(l);
-}
-
-/* Only a word that is exactly 0 may be taken: with pending or a queue
- * present, the lock belongs to the waiters first.  */
-static inline int fl_qspin_trylock_inline(fl_qspinlock_t *l)
-{
-  if (fl_atomic_cmpxchg_acquire(&l->word, 0, (int32_t)FL_QSPIN_LOCKED) == 0)
-    return 0;
-  return EBUSY;
-}
-
-/* Release: the critical section is done before the word reads unlocked.  */
-static inline int fl_qspin_unlock_inline(fl_qspinlock_t *l)
-{
-  if (__builtin_expect(fl_atomic_cmpxchg_release(&l->word,
-                                                 (int32_t)FL_QSPIN_LOCKED, 0) ==
-                         (int32_t)FL_QSPIN_LOCKED, 1))
-    return 0;
-  return fl_qspin_unlock_slow(l);
-}
-
-#if FL_SPINLOCK_INLINE
-# define fl_spin_lock(l) fl_spin_lock_inline(l)
-# define fl_spin_trylock(l) fl_spin_trylock_inline(l)
-# define fl_spin_unlock(l) fl_spin_unlock_inline(l)
-# define fl_ticket_lock(l) fl_ticket_lock_inline(l)
-# define fl_ticket_trylock(l) fl_ticket_trylock_inline(l)
-# define fl_ticket_unlock(l) fl_ticket_unlock_inline(l)
-# define fl_qspin_lock(l) fl_qspin_lock_inline(l)
-# define fl_qspin_trylock(l) fl_qspin_trylock_inline(l)
-# define fl_qspin_unlock(l) fl_qspin_unlock_inline(l)
-#endif
-
 #ifdef __cplusplus
 }
 #endif
+
+/* The inline fastpaths behind the names above.  */
+#include <fastlock/bits/spinlock.h>
 
 #endif /* FASTLOCK_SPINLOCK_H */

@@ -2,6 +2,7 @@
 libfastlock_core_la_SOURCES += src/counters/counter.c src/counters/perthread.c \
 	src/counters/counter-internal.h
 fastlockinclude_HEADERS += include/fastlock/counter.h
+fastlockbits_HEADERS += include/fastlock/bits/counter.h
 
 fl_unit_tests += tests/test-counter tests/test-counter-torture
 tests_test_counter_SOURCES = tests/test-counter.c

@@ -3,6 +3,7 @@ libfastlock_core_la_SOURCES += src/spinlock/spinlock.c src/spinlock/ticket.c \
 	src/spinlock/qspinlock.c src/spinlock/qspinlock.h \
 	src/spinlock/wait.c src/spinlock/wait.h src/spinlock/internal.h
 fastlockinclude_HEADERS += include/fastlock/spinlock.h
+fastlockbits_HEADERS += include/fastlock/bits/spinlock.h
 
 fl_unit_tests += tests/test-spinlock tests/test-spinlock-ticket tests/test-spinlock-qspin
 fl_spinlock_torture = tests/test-spinlock-torture.c tests/test-spinlock-torture.h \

@@ -484,13 +484,14 @@ static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
   return 0;
 }
 
-int fl_qspin_lock_slow(fl_qspinlock_t *l)
+static int fl_qspin_wait(fl_qspinlock_t *l, int32_t old)
 {
   struct fl_qnode *node;
   struct fl_spin_watch watch;
   uint32_t v, seen;
   int32_t code, i;
 
+  (void)old;
 restart:
   v = (uint32_t)fl_load_relaxed(&l->word);
   for (i = 0; v == FL_QSPIN_PENDING && i < FL_QSPIN_HANDOVER_SPINS; i++) {
@@ -568,7 +569,7 @@ static int fl_qspin_held(uint32_t v)
   return (v & FL_QSPIN_LOCKED_MASK) != 0;
 }
 
-int fl_qspin_unlock_slow(fl_qspinlock_t *l)
+static int fl_qspin_release(fl_qspinlock_t *l)
 {
   uint32_t v = (uint32_t)fl_load_relaxed(&l->word), seen;
 
@@ -585,4 +586,6 @@ int fl_qspin_unlock_slow(fl_qspinlock_t *l)
   }
 }
 
-FL_SPIN_DEFINE_API(qspin, fl_qspinlock_t, 0, fl_qspin_busy, fl_qspin_held)
+FL_SPIN_DEFINE_API(qspin, fl_qspinlock_t, 0, fl_qspin_busy, fl_qspin_held,
+                   fl_spin_was_free, fl_qspin_wait, fl_qspin_attempt,
+                   fl_spin_try_failed, fl_qspin_release)

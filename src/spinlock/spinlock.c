@@ -27,10 +27,11 @@
 
 #define FL_SPIN_BACKOFF_MAX 64
 
-int fl_spin_lock_slow(fl_spinlock_t *l)
+static int fl_spin_wait(fl_spinlock_t *l, int32_t old)
 {
   uint32_t delay = 1, since = fl_spin_now();
 
+  (void)old;
   for (;;) {
     if (fl_load_relaxed(&l->word) == 0) {
       /* Acquire, as on the fastpath.  */
@@ -52,4 +53,16 @@ static int fl_spin_held(uint32_t v)
   return v != 0;
 }
 
-FL_SPIN_DEFINE_API(spin, fl_spinlock_t, 1, fl_spin_held, fl_spin_held)
+/* Release: the critical section's loads and stores are done before the
+ * word reads 0.  */
+static int fl_spin_release(fl_spinlock_t *l)
+{
+  if (!fl_spin_held((uint32_t)fl_load_relaxed(&l->word)))
+    return EPERM;
+  fl_store_release(&l->word, 0);
+  return 0;
+}
+
+FL_SPIN_DEFINE_API(spin, fl_spinlock_t, 1, fl_spin_held, fl_spin_held,
+                   fl_spin_was_free, fl_spin_wait, fl_spin_attempt,
+                   fl_spin_try_failed, fl_spin_release)

@@ -72,7 +72,7 @@ static uint32_t fl_ticket_advance(uint32_t v)
   return rest | owner | (owner != FL_TICKET_NEXT(v) ? FL_TICKET_PENDING : 0);
 }
 
-int fl_ticket_lock_slow(fl_ticketlock_t *l, uint32_t ticket)
+int fl_ticket_lock_wait(fl_ticketlock_t *l, uint32_t ticket)
 {
   struct fl_spin_watch watch;
   uint32_t v, owner, ahead, relax;
@@ -128,10 +128,14 @@ int fl_ticket_lock_slow(fl_ticketlock_t *l, uint32_t ticket)
   }
 }
 
-int fl_ticket_trylock_slow(fl_ticketlock_t *l)
+/* A trylock: take the lock if no ticket is out, looking again after
+ * losing a compare-and-swap to another thread (st is unused: the word is
+ * read again either way).  */
+static int fl_ticket_try(fl_ticketlock_t *l, int32_t st)
 {
   uint32_t v;
 
+  (void)st;
   for (;;) {
     v = (uint32_t)fl_load_relaxed(&l->word);
     if (fl_ticket_busy(v))
@@ -167,7 +171,7 @@ static void fl_ticket_hand_over(fl_ticketlock_t *l, uint32_t granted)
     fl_cpu_relax();
 }
 
-int fl_ticket_unlock_slow(fl_ticketlock_t *l)
+static int fl_ticket_release(fl_ticketlock_t *l)
 {
   uint32_t v, granted;
 
@@ -185,4 +189,25 @@ int fl_ticket_unlock_slow(fl_ticketlock_t *l)
   }
 }
 
-FL_SPIN_DEFINE_API(ticket, fl_ticketlock_t, 1, fl_ticket_busy, fl_ticket_held)
+static int fl_ticket_taken(int32_t old)
+{
+  return fl_ticket_unserved(old) == 0;
+}
+
+/* After a fetch-and-add that did not take the lock: wait with the ticket
+ * it gave us, the old next.  */
+static int fl_ticket_wait(fl_ticketlock_t *l, int32_t old)
+{
+  return fl_ticket_lock_wait(l, FL_TICKET_NEXT((uint32_t)old));
+}
+
+/* A trylock's first try is fl_ticket_try's: nothing was tried before.  */
+static int32_t fl_ticket_untried(fl_ticketlock_t *l)
+{
+  (void)l;
+  return 1;
+}
+
+FL_SPIN_DEFINE_API(ticket, fl_ticketlock_t, 1, fl_ticket_busy, fl_ticket_held,
+                   fl_ticket_taken, fl_ticket_wait, fl_ticket_untried,
+                   fl_ticket_try, fl_ticket_release)

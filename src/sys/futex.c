@@ -3,6 +3,7 @@
 
 #include "sys/futex.h"
 #include "sys/clock.h"
+#include "lockdep/lockdep.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -40,6 +41,10 @@ int fl_futex_wait(const uint32_t *word, uint32_t expected, int pshared,
     if (abstime->tv_sec < 0)
       return ETIMEDOUT;
   }
+  /* Every blocking wait of a fastlock primitive passes here: the
+   * lock-order checker looks for a spinlock held across it.  */
+  if (FL_TOOLS_ACTIVE)
+    fl_lockdep_wait();
   rc = syscall(FL_NR_FUTEX, word, op, expected, abstime, NULL,
                FUTEX_BITSET_MATCH_ANY);
   if (rc == 0)

@@ -1,0 +1,284 @@
+/* tests/test-lockdep.c: the lock-order checker, run in the default build.
+ *
+ * Each test runs in a forked child (Check's default) with the checker
+ * enabled and its standard error sent to a file, then looks at what the
+ * checker said: the seeded ABBA and ABC cycles and each misuse must be
+ * reported, consistent nesting and a 4-thread torture must not.  */
+#include "config.h"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fastlock/lockdep.h>
+#include <fastlock/rwsem.h>
+#include <fastlock/spinlock.h>
+
+#include "fl-check.h"
+
+static char errfile[] = "/tmp/fl-lockdep-XXXXXX";
+static char said[65536];
+
+/* Send standard error to a fresh file, and turn the checker on.  */
+static void setup(void)
+{
+  int fd = mkstemp(errfile);
+
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_ge(dup2(fd, STDERR_FILENO), 0);
+  close(fd);
+  ck_assert_int_eq(fl_lockdep_enable(), 0);
+  ck_assert(fl_lockdep_enabled());
+  ck_assert_int_eq(fl_tools_active, FL_TOOLS_ON);
+}
+
+/* What the checker has written so far.  */
+static const char *checker_said(void)
+{
+  FILE *f = fopen(errfile, "r");
+  size_t n;
+
+  ck_assert_ptr_nonnull(f);
+  n = fread(said, 1, sizeof said - 1, f);
+  said[n] = '\0';
+  fclose(f);
+  unlink(errfile);
+  return said;
+}
+
+static int count(const char *text, const char *what)
+{
+  int n = 0;
+
+  for (; (text = strstr(text, what)) != NULL; text += strlen(what))
+    n++;
+  return n;
+}
+
+static fl_spinlock_t a, b;
+static fl_ticketlock_t tb;
+static fl_qspinlock_t qc;
+
+static void init3(void)
+{
+  ck_assert_int_eq(fl_spin_init(&a, 0), 0);
+  ck_assert_int_eq(fl_ticket_init(&tb, 0), 0);
+  ck_assert_int_eq(fl_qspin_init(&qc, 0), 0);
+}
+
+/* Take x then y, in this thread.  */
+static void nest(fl_spinlock_t *x, fl_spinlock_t *y)
+{
+  ck_assert_int_eq(fl_spin_lock(x), 0);
+  ck_assert_int_eq(fl_spin_lock(y), 0);
+  ck_assert_int_eq(fl_spin_unlock(y), 0);
+  ck_assert_int_eq(fl_spin_unlock(x), 0);
+}
+
+static void *nest_ba(void *unused)
+{
+  (void)unused;
+  nest(&b, &a);
+  return NULL;
+}
+
+START_TEST(abba_is_reported_once)
+{
+  pthread_t t;
+  const char *out;
+
+  ck_assert_int_eq(fl_spin_init(&a, 0), 0);
+  ck_assert_int_eq(fl_spin_init(&b, 0), 0);
+  nest(&a, &b);
+  /* The reverse order in another thread, which never deadlocks here: the
+   * first thread is done.  */
+  ck_assert_int_eq(pthread_create(&t, NULL, nest_ba, NULL), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  nest(&b, &a);
+  nest(&a, &b);
+  out = checker_said();
+  ck_assert_int_eq(count(out, "fastlock: possible deadlock"), 1);
+  ck_assert_int_eq((int)fl_lockdep_reports(), 1);
+  ck_assert_ptr_nonnull(strstr(out, "fl_spinlock_t"));
+  /* Both acquisitions' stacks, each with frames in this program.  */
+  ck_assert_int_eq(count(out, "while holding"), 2);
+  ck_assert_int_ge(count(out, "test-lockdep("), 2);
+}
+END_TEST
+
+START_TEST(abc_cycle_is_reported)
+{
+  fl_spinlock_t x = FL_SPINLOCK_INITIALIZER, y = FL_SPINLOCK_INITIALIZER,
+                z = FL_SPINLOCK_INITIALIZER;
+  const char *out;
+
+  nest(&x, &y);
+  nest(&y, &z);
+  ck_assert_int_eq((int)fl_lockdep_reports(), 0);
+  nest(&z, &x);
+  out = checker_said();
+  ck_assert_int_eq(count(out, "fastlock: possible deadlock"), 1);
+  /* Statically initialised: classes by address.  */
+  ck_assert_int_eq(count(out, "statically initialised"), 3);
+}
+END_TEST
+
+START_TEST(consistent_nesting_is_not_reported)
+{
+  int i;
+
+  init3();
+  for (i = 0; i < 100; i++) {
+    ck_assert_int_eq(fl_spin_lock(&a), 0);
+    ck_assert_int_eq(fl_ticket_lock(&tb), 0);
+    ck_assert_int_eq(fl_qspin_lock(&qc), 0);
+    ck_assert_int_eq(fl_qspin_unlock(&qc), 0);
+    ck_assert_int_eq(fl_ticket_unlock(&tb), 0);
+    /* A trylock orders nothing: taking a after c by trylock is fine.  */
+    ck_assert_int_eq(fl_qspin_lock(&qc), 0);
+    ck_assert_int_eq(fl_spin_unlock(&a), 0);
+    ck_assert_int_eq(fl_spin_trylock(&a), 0);
+    ck_assert_int_eq(fl_spin_unlock(&a), 0);
+    ck_assert_int_eq(fl_qspin_unlock(&qc), 0);
+  }
+  ck_assert_str_eq(checker_said(), "");
+  ck_assert_int_eq((int)fl_lockdep_reports(), 0);
+}
+END_TEST
+
+START_TEST(misuse_is_reported)
+{
+  const char *out;
+
+  init3();
+  /* Destroying the lock it holds, then releasing it twice.  */
+  ck_assert_int_eq(fl_spin_lock(&a), 0);
+  ck_assert_int_eq(fl_spin_destroy(&a), EBUSY);
+  ck_assert_int_eq(fl_spin_unlock(&a), 0);
+  ck_assert_int_eq(fl_spin_unlock(&a), EPERM);
+  out = checker_said();
+  ck_assert_int_eq(count(out, "fastlock: destroying a held lock"), 1);
+  ck_assert_int_eq(count(out, "fastlock: release of a lock not held"), 1);
+}
+END_TEST
+
+static void *exit_holding(void *unused)
+{
+  (void)unused;
+  ck_assert_int_eq(fl_spin_lock(&a), 0);
+  return NULL;
+}
+
+START_TEST(held_at_exit_is_reported)
+{
+  pthread_t t;
+
+  ck_assert_int_eq(fl_spin_init(&a, 0), 0);
+  ck_assert_int_eq(pthread_create(&t, NULL, exit_holding, NULL), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_int_eq(count(checker_said(), "fastlock: lock held at thread exit"), 1);
+}
+END_TEST
+
+static fl_rwsem_t rw;
+
+/* Hold rw for writing until the checker has reported (at most a minute,
+ * so that a checker that stays silent fails the test instead of hanging
+ * it).  */
+static void *hold_until_reported(void *arg)
+{
+  struct timespec ms = { 0, 1000000 };
+  int i;
+
+  ck_assert_int_eq(fl_rwsem_down_write(&rw), 0);
+  __atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+  for (i = 0; i < 60000 && fl_lockdep_reports() == 0; i++)
+    nanosleep(&ms, NULL);
+  ck_assert_int_eq(fl_rwsem_up_write(&rw), 0);
+  return NULL;
+}
+
+START_TEST(spinlock_across_blocking_wait_is_reported)
+{
+  struct timespec ms = { 0, 1000000 };
+  pthread_t t;
+  int holding = 0;
+
+  ck_assert_int_eq(fl_spin_init(&a, 0), 0);
+  ck_assert_int_eq(pthread_create(&t, NULL, hold_until_reported, &holding), 0);
+  while (!__atomic_load_n(&holding, __ATOMIC_ACQUIRE))
+    nanosleep(&ms, NULL);
+  /* Sleeps in the kernel until the holder sees the report.  */
+  ck_assert_int_eq(fl_spin_lock(&a), 0);
+  ck_assert_int_eq(fl_rwsem_down_write(&rw), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&rw), 0);
+  ck_assert_int_eq(fl_spin_unlock(&a), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_int_eq(count(checker_said(), "fastlock: spinlock held across a blocking wait"), 1);
+}
+END_TEST
+
+/* Four threads, each taking a, tb, qc in order (or a subset, some by
+ * trylock) many times: contention, and nothing to report.  */
+static void *torture(void *arg)
+{
+  long id = (long)arg;
+  int i;
+
+  for (i = 0; i < fl_test_iterations(2000); i++) {
+    if ((i + id) % 3 != 0)
+      ck_assert_int_eq(fl_spin_lock(&a), 0);
+    else
+      while (fl_spin_trylock(&a) != 0)
+        sched_yield();
+    if (i % 2 == 0)
+      ck_assert_int_eq(fl_ticket_lock(&tb), 0);
+    ck_assert_int_eq(fl_qspin_lock(&qc), 0);
+    ck_assert_int_eq(fl_qspin_unlock(&qc), 0);
+    if (i % 2 == 0)
+      ck_assert_int_eq(fl_ticket_unlock(&tb), 0);
+    ck_assert_int_eq(fl_spin_unlock(&a), 0);
+    ck_assert_int_eq(fl_ticket_lock(&tb), 0);
+    ck_assert_int_eq(fl_qspin_lock(&qc), 0);
+    ck_assert_int_eq(fl_qspin_unlock(&qc), 0);
+    ck_assert_int_eq(fl_ticket_unlock(&tb), 0);
+  }
+  return NULL;
+}
+
+START_TEST(torture_reports_nothing)
+{
+  pthread_t t[4];
+  long i;
+
+  init3();
+  for (i = 0; i < 4; i++)
+    ck_assert_int_eq(pthread_create(&t[i], NULL, torture, (void *)i), 0);
+  for (i = 0; i < 4; i++)
+    ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+  ck_assert_str_eq(checker_said(), "");
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("lockdep");
+  TCase *tc = tcase_create("lockdep");
+
+  tcase_add_checked_fixture(tc, setup, NULL);
+  tcase_set_timeout(tc, 120);
+  tcase_set_tags(tc, FL_TAG_THREADS);
+  tcase_add_test(tc, abba_is_reported_once);
+  tcase_add_test(tc, abc_cycle_is_reported);
+  tcase_add_test(tc, consistent_nesting_is_not_reported);
+  tcase_add_test(tc, misuse_is_reported);
+  tcase_add_test(tc, held_at_exit_is_reported);
+  tcase_add_test(tc, spinlock_across_blocking_wait_is_reported);
+  tcase_add_test(tc, torture_reports_nothing);
+  suite_add_tcase(s, tc);
+  return fl_check_run(s);
+}
