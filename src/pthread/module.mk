@@ -17,3 +17,23 @@ libfastlock_pthread_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
 	-export-symbols-regex '^(pthread_|sem_)'
 pkgconfig_DATA += fastlock-pthread.pc
 EXTRA_DIST += fastlock-pthread.pc.in
+
+# The drop-in's unit tests link it (before libc, as a user would): each
+# checks that the functions it calls are bound to the drop-in.
+fl_pthread_test_ldadd = libfastlock-pthread.la tests/libfl-check.la $(CHECK_LIBS)
+fl_pthread_test_common = tests/pthread-check.c tests/pthread-check.h
+fl_unit_tests += tests/test-pthread-mutex
+tests_test_pthread_mutex_SOURCES = tests/test-pthread-mutex.c $(fl_pthread_test_common)
+tests_test_pthread_mutex_LDADD = $(fl_pthread_test_ldadd)
+fl_unit_tests += tests/test-pthread-cond
+tests_test_pthread_cond_SOURCES = tests/test-pthread-cond.c $(fl_pthread_test_common)
+tests_test_pthread_cond_LDADD = $(fl_pthread_test_ldadd)
+fl_unit_tests += tests/test-pthread-rwlock
+tests_test_pthread_rwlock_SOURCES = tests/test-pthread-rwlock.c $(fl_pthread_test_common)
+tests_test_pthread_rwlock_LDADD = $(fl_pthread_test_ldadd)
+fl_unit_tests += tests/test-pthread-sem
+tests_test_pthread_sem_SOURCES = tests/test-pthread-sem.c $(fl_pthread_test_common)
+tests_test_pthread_sem_LDADD = $(fl_pthread_test_ldadd)
+fl_unit_tests += tests/test-pthread-spin
+tests_test_pthread_spin_SOURCES = tests/test-pthread-spin.c $(fl_pthread_test_common)
+tests_test_pthread_spin_LDADD = $(fl_pthread_test_ldadd)

@@ -141,7 +141,10 @@ static int mutex_lock(pthread_mutex_t *m, int how, clockid_t clock,
       pm->depth++;
       return 0;
     }
-    if (type == PTHREAD_MUTEX_ERRORCHECK || (kind & FL_PM_ROBUST) != 0)
+    /* As glibc: trylock says EBUSY but for a robust ERRORCHECK mutex.  */
+    if (how == TRY && (kind & FL_PM_ROBUST) == 0)
+      return EBUSY;
+    if (type == PTHREAD_MUTEX_ERRORCHECK)
       return EDEADLK;
     if (how == TRY)
       return EBUSY;
