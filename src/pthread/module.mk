@@ -37,3 +37,14 @@ tests_test_pthread_sem_LDADD = $(fl_pthread_test_ldadd)
 fl_unit_tests += tests/test-pthread-spin
 tests_test_pthread_spin_SOURCES = tests/test-pthread-spin.c $(fl_pthread_test_common)
 tests_test_pthread_spin_LDADD = $(fl_pthread_test_ldadd)
+
+# fastlock-run: LD_PRELOAD the installed drop-in into a command.
+bin_SCRIPTS = fastlock-run
+fastlock-run: $(srcdir)/tools/fastlock-run.in Makefile
+	$(AM_V_GEN)sed -e 's|@libdir[@]|$(libdir)|g' \
+	  -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' \
+	  $(srcdir)/tools/fastlock-run.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+CLEANFILES += fastlock-run
+man1_MANS += doc/fastlock-run.1
+man3_MANS = doc/fastlock-pthread.3
+EXTRA_DIST += tools/fastlock-run.in
