@@ -48,3 +48,18 @@ CLEANFILES += fastlock-run
 man1_MANS += doc/fastlock-run.1
 man3_MANS = doc/fastlock-pthread.3
 EXTRA_DIST += tools/fastlock-run.in
+
+# make check-preload: real Debian programs under fastlock-run, compared
+# with a run without it (tools/check-preload); then the whole of make
+# check once more with the drop-in preloaded into every test program
+# (the test logs of that run go to test-suite-preload.log).
+FL_PRELOAD = LD_PRELOAD=$(abs_top_builddir)/.libs/libfastlock-pthread.so.0
+check-preload: all
+	@rc=0; \
+	bash $(srcdir)/tools/check-preload $(abs_top_builddir) || rc=1; \
+	$(MAKE) $(AM_MAKEFLAGS) check TEST_SUITE_LOG=test-suite-preload.log \
+	  LOG_COMPILER="env $(FL_PRELOAD) $(FL_TEST_RUNNER)" \
+	  SH_LOG_COMPILER="env $(FL_PRELOAD) $(SHELL)" || rc=1; \
+	exit $$rc
+EXTRA_DIST += tools/check-preload
+.PHONY: check-preload
