@@ -49,7 +49,17 @@ int fl_pt_vg_probe(void)
 #endif
   /* Every thread computes the same value: a relaxed store suffices.  */
   __atomic_store_n(&fl_pt_vg, tool, __ATOMIC_RELAXED);
+  /* The tools cannot see that this word is written once, before anyone
+   * acts on it: hide it.  */
+  fl_pt_vg_hide(&fl_pt_vg, sizeof fl_pt_vg);
   return tool != VG_NONE;
+}
+
+/* Probe while the process is still single-threaded as a rule; a lock
+ * taken in an earlier constructor probes lazily instead.  */
+__attribute__((constructor)) static void probe_at_load(void)
+{
+  fl_pt_vg_probe();
 }
 
 #if FL_PT_VALGRIND

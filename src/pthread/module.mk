@@ -19,22 +19,27 @@ pkgconfig_DATA += fastlock-pthread.pc
 EXTRA_DIST += fastlock-pthread.pc.in
 
 # The drop-in's unit tests link it (before libc, as a user would): each
-# checks that the functions it calls are bound to the drop-in.
+# checks that the functions it calls are bound to the drop-in.  They are
+# not among fl_unit_tests, which check-helgrind, check-drd and check-tsan
+# run under the tools: they misuse locks on purpose (EPERM, EDEADLK), and
+# a TSan program's own interceptors would shadow the drop-in.  The drop-in
+# under helgrind and drd is tests/test-pthread-valgrind.sh.
+fl_pthread_tests =
 fl_pthread_test_ldadd = libfastlock-pthread.la tests/libfl-check.la $(CHECK_LIBS)
 fl_pthread_test_common = tests/pthread-check.c tests/pthread-check.h
-fl_unit_tests += tests/test-pthread-mutex
+fl_pthread_tests += tests/test-pthread-mutex
 tests_test_pthread_mutex_SOURCES = tests/test-pthread-mutex.c $(fl_pthread_test_common)
 tests_test_pthread_mutex_LDADD = $(fl_pthread_test_ldadd)
-fl_unit_tests += tests/test-pthread-cond
+fl_pthread_tests += tests/test-pthread-cond
 tests_test_pthread_cond_SOURCES = tests/test-pthread-cond.c $(fl_pthread_test_common)
 tests_test_pthread_cond_LDADD = $(fl_pthread_test_ldadd)
-fl_unit_tests += tests/test-pthread-rwlock
+fl_pthread_tests += tests/test-pthread-rwlock
 tests_test_pthread_rwlock_SOURCES = tests/test-pthread-rwlock.c $(fl_pthread_test_common)
 tests_test_pthread_rwlock_LDADD = $(fl_pthread_test_ldadd)
-fl_unit_tests += tests/test-pthread-sem
+fl_pthread_tests += tests/test-pthread-sem
 tests_test_pthread_sem_SOURCES = tests/test-pthread-sem.c $(fl_pthread_test_common)
 tests_test_pthread_sem_LDADD = $(fl_pthread_test_ldadd)
-fl_unit_tests += tests/test-pthread-spin
+fl_pthread_tests += tests/test-pthread-spin
 tests_test_pthread_spin_SOURCES = tests/test-pthread-spin.c $(fl_pthread_test_common)
 tests_test_pthread_spin_LDADD = $(fl_pthread_test_ldadd)
 
@@ -63,3 +68,18 @@ check-preload: all
 	exit $$rc
 EXTRA_DIST += tools/check-preload
 .PHONY: check-preload
+
+# helgrind and drd on a program running on the drop-in: zero reports for
+# correct use of every object, and a seeded race still reported.
+check_PROGRAMS += tests/pthread-race
+tests_pthread_race_SOURCES = tests/pthread-race.c
+tests_pthread_race_CFLAGS = $(AM_CFLAGS) -O0 -g
+tests_pthread_race_LDADD = libfastlock-pthread.la
+# A real executable (not a libtool wrapper script) for Valgrind to run.
+tests_pthread_race_LDFLAGS = -no-install
+TESTS += tests/test-pthread-valgrind.sh
+EXTRA_DIST += tests/test-pthread-valgrind.sh
+fastlockdatadir = $(pkgdatadir)
+dist_fastlockdata_DATA = src/pthread/fastlock-pthread.supp
+check_PROGRAMS += $(fl_pthread_tests)
+TESTS += $(fl_pthread_tests)
