@@ -83,3 +83,13 @@ fastlockdatadir = $(pkgdatadir)
 dist_fastlockdata_DATA = src/pthread/fastlock-pthread.supp
 check_PROGRAMS += $(fl_pthread_tests)
 TESTS += $(fl_pthread_tests)
+
+# fastlock-bench-pthread: the drop-in against glibc, one run, side by
+# side (stress/bench-pthread.c); 'make bench-pthread' runs it on the
+# build tree's drop-in.
+bin_PROGRAMS += fastlock-bench-pthread
+fastlock_bench_pthread_SOURCES = stress/bench-pthread.c stress/context.c stress/context.h
+fastlock_bench_pthread_LDADD = libfastlock-core.la
+bench-pthread: fastlock-bench-pthread$(EXEEXT) libfastlock-pthread.la
+	./fastlock-bench-pthread$(EXEEXT) --lib $(abs_top_builddir)/.libs/libfastlock-pthread.so.0
+.PHONY: bench-pthread

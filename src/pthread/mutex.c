@@ -16,6 +16,9 @@
 
 #include <errno.h>
 #include <string.h>
+#if defined(HAVE_SYS_SINGLE_THREADED_H)
+# include <sys/single_threaded.h>
+#endif
 
 #define W(p) ((int32_t *)(void *)(p))
 
@@ -24,6 +27,25 @@
 #define FL_PM_SPIN 100
 
 enum { BLOCK, TRY };
+
+/* Nonzero while the process has only ever had one thread (glibc keeps
+ * __libc_single_threaded, and clears it before a second thread starts,
+ * which then happens-after everything this one did).  A private mutex of
+ * such a process has nobody to race with: glibc takes and releases it
+ * with plain loads and stores, and so do we.  */
+static inline int single_threaded(void)
+{
+#if defined(HAVE_SYS_SINGLE_THREADED_H)
+  return __libc_single_threaded;
+#else
+  return 0;
+#endif
+}
+
+/* Keeps the compiler from moving the critical section across a plain
+ * lock-word store (the CPU cannot reorder them as seen by this one
+ * thread, and a signal handler sees program order).  */
+#define COMPILER_BARRIER() __asm__ __volatile__("" : : : "memory")
 
 static int pm_futex_shared(int32_t kind)
 {
@@ -277,9 +299,16 @@ FL_PT_API int pthread_mutex_lock(pthread_mutex_t *m)
   struct fl_pmutex *pm = fl_pm(m);
 
   if (__builtin_expect(fl_load_relaxed(&pm->kind) == 0 && fl_pt_vg == 0, 1)) {
-    /* Acquire: the critical section starts after the word is ours.  */
-    if (fl_atomic_cmpxchg_acquire(W(&pm->lock), 0, fl_pt_tid()) == 0)
+    if (single_threaded()) {
+      if (fl_load_relaxed(W(&pm->lock)) == 0) {
+        fl_store_relaxed(W(&pm->lock), fl_pt_tid());
+        COMPILER_BARRIER();
+        return 0;
+      }
+    } else if (fl_atomic_cmpxchg_acquire(W(&pm->lock), 0, fl_pt_tid()) == 0) {
+      /* Acquire: the critical section starts after the word is ours.  */
       return 0;
+    }
   }
   return mutex_lock(m, BLOCK, CLOCK_REALTIME, NULL);
 }
@@ -307,7 +336,15 @@ FL_PT_API int pthread_mutex_unlock(pthread_mutex_t *m)
   struct fl_pmutex *pm = fl_pm(m);
 
   if (__builtin_expect(fl_load_relaxed(&pm->kind) == 0 && fl_pt_vg == 0, 1)) {
-    uint32_t v = (uint32_t)fl_atomic_xchg_release(W(&pm->lock), 0);
+    uint32_t v;
+    if (single_threaded()) {
+      COMPILER_BARRIER();
+      v = (uint32_t)fl_load_relaxed(W(&pm->lock));
+      fl_store_relaxed(W(&pm->lock), 0);
+    } else {
+      /* Release: the critical section stays before the freeing store.  */
+      v = (uint32_t)fl_atomic_xchg_release(W(&pm->lock), 0);
+    }
     if (__builtin_expect((v & FL_PM_WAITERS) != 0, 0))
       fl_futex_wake(&pm->lock, 1, 0);
     return 0;
