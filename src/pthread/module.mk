@@ -1,0 +1,95 @@
+## src/pthread/module.mk: libfastlock-pthread, the libpthread drop-in (included from Makefile.am).
+
+# The drop-in carries its own copy of fastlock (the convenience library)
+# and exports nothing but the pthread_* and sem_* functions it defines,
+# unversioned: an unversioned definition interposes every version a
+# program's reference names, GLIBC_2.2.5 (libpthread.so.0) and GLIBC_2.34
+# (libc.so.6) alike.
+lib_LTLIBRARIES += libfastlock-pthread.la
+libfastlock_pthread_la_SOURCES = src/pthread/internal.h src/pthread/self.c \
+	src/pthread/delegate.c src/pthread/annotate.c \
+	src/pthread/mutex.h src/pthread/mutex.c src/pthread/robust.c \
+	src/pthread/cond.c src/pthread/rwlock.h src/pthread/rwlock.c \
+	src/pthread/attrs.c src/pthread/spin.c src/pthread/sem.h \
+	src/pthread/sem.c src/pthread/sem-named.c
+libfastlock_pthread_la_LIBADD = libfastlock-core.la
+libfastlock_pthread_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
+	-export-symbols-regex '^(pthread_|sem_)'
+pkgconfig_DATA += fastlock-pthread.pc
+EXTRA_DIST += fastlock-pthread.pc.in
+
+# The drop-in's unit tests link it (before libc, as a user would): each
+# checks that the functions it calls are bound to the drop-in.  They are
+# not among fl_unit_tests, which check-helgrind, check-drd and check-tsan
+# run under the tools: they misuse locks on purpose (EPERM, EDEADLK), and
+# a TSan program's own interceptors would shadow the drop-in.  The drop-in
+# under helgrind and drd is tests/test-pthread-valgrind.sh.
+fl_pthread_tests =
+fl_pthread_test_ldadd = libfastlock-pthread.la tests/libfl-check.la $(CHECK_LIBS)
+fl_pthread_test_common = tests/pthread-check.c tests/pthread-check.h
+fl_pthread_tests += tests/test-pthread-mutex
+tests_test_pthread_mutex_SOURCES = tests/test-pthread-mutex.c $(fl_pthread_test_common)
+tests_test_pthread_mutex_LDADD = $(fl_pthread_test_ldadd)
+fl_pthread_tests += tests/test-pthread-cond
+tests_test_pthread_cond_SOURCES = tests/test-pthread-cond.c $(fl_pthread_test_common)
+tests_test_pthread_cond_LDADD = $(fl_pthread_test_ldadd)
+fl_pthread_tests += tests/test-pthread-rwlock
+tests_test_pthread_rwlock_SOURCES = tests/test-pthread-rwlock.c $(fl_pthread_test_common)
+tests_test_pthread_rwlock_LDADD = $(fl_pthread_test_ldadd)
+fl_pthread_tests += tests/test-pthread-sem
+tests_test_pthread_sem_SOURCES = tests/test-pthread-sem.c $(fl_pthread_test_common)
+tests_test_pthread_sem_LDADD = $(fl_pthread_test_ldadd)
+fl_pthread_tests += tests/test-pthread-spin
+tests_test_pthread_spin_SOURCES = tests/test-pthread-spin.c $(fl_pthread_test_common)
+tests_test_pthread_spin_LDADD = $(fl_pthread_test_ldadd)
+
+# fastlock-run: LD_PRELOAD the installed drop-in into a command.
+bin_SCRIPTS = fastlock-run
+fastlock-run: $(srcdir)/tools/fastlock-run.in Makefile
+	$(AM_V_GEN)sed -e 's|@libdir[@]|$(libdir)|g' \
+	  -e 's|@PACKAGE_VERSION[@]|$(PACKAGE_VERSION)|g' \
+	  $(srcdir)/tools/fastlock-run.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
+CLEANFILES += fastlock-run
+man1_MANS += doc/fastlock-run.1
+man3_MANS = doc/fastlock-pthread.3
+EXTRA_DIST += tools/fastlock-run.in
+
+# make check-preload: real Debian programs under fastlock-run, compared
+# with a run without it (tools/check-preload); then the whole of make
+# check once more with the drop-in preloaded into every test program
+# (the test logs of that run go to test-suite-preload.log).
+FL_PRELOAD = LD_PRELOAD=$(abs_top_builddir)/.libs/libfastlock-pthread.so.0
+check-preload: all
+	@rc=0; \
+	bash $(srcdir)/tools/check-preload $(abs_top_builddir) || rc=1; \
+	$(MAKE) $(AM_MAKEFLAGS) check TEST_SUITE_LOG=test-suite-preload.log \
+	  LOG_COMPILER="env $(FL_PRELOAD) $(FL_TEST_RUNNER)" \
+	  SH_LOG_COMPILER="env $(FL_PRELOAD) $(SHELL)" || rc=1; \
+	exit $$rc
+EXTRA_DIST += tools/check-preload
+.PHONY: check-preload
+
+# helgrind and drd on a program running on the drop-in: zero reports for
+# correct use of every object, and a seeded race still reported.
+check_PROGRAMS += tests/pthread-race
+tests_pthread_race_SOURCES = tests/pthread-race.c
+tests_pthread_race_CFLAGS = $(AM_CFLAGS) -O0 -g
+tests_pthread_race_LDADD = libfastlock-pthread.la
+# A real executable (not a libtool wrapper script) for Valgrind to run.
+tests_pthread_race_LDFLAGS = -no-install
+TESTS += tests/test-pthread-valgrind.sh
+EXTRA_DIST += tests/test-pthread-valgrind.sh
+fastlockdatadir = $(pkgdatadir)
+dist_fastlockdata_DATA = src/pthread/fastlock-pthread.supp
+check_PROGRAMS += $(fl_pthread_tests)
+TESTS += $(fl_pthread_tests)
+
+# fastlock-bench-pthread: the drop-in against glibc, one run, side by
+# side (stress/bench-pthread.c); 'make bench-pthread' runs it on the
+# build tree's drop-in.
+bin_PROGRAMS += fastlock-bench-pthread
+fastlock_bench_pthread_SOURCES = stress/bench-pthread.c stress/context.c stress/context.h
+fastlock_bench_pthread_LDADD = libfastlock-core.la
+bench-pthread: fastlock-bench-pthread$(EXEEXT) libfastlock-pthread.la
+	./fastlock-bench-pthread$(EXEEXT) --lib $(abs_top_builddir)/.libs/libfastlock-pthread.so.0
+.PHONY: bench-pthread

@@ -1,0 +1,145 @@
+/* src/pthread/rwlock.c: pthread_rwlock_* on fastlock's rwsem (layout and
+ * kinds: rwlock.h, attrs.c).  */
+#include "config.h"
+
+#include "pthread/rwlock.h"
+#include "sys/cpu.h"
+
+#include <errno.h>
+#include <string.h>
+
+static struct fl_prwlock *fl_prw(pthread_rwlock_t *l)
+{
+  return (struct fl_prwlock *)(void *)l;
+}
+
+#if FL_PRW_HAS_KIND
+/* First use of a statically initialised lock: give the rwsem the kind
+ * the _NP initializer wrote.  One thread sets the mode while the others
+ * wait for it, all before any of them touches the rwsem, so the mode is
+ * never changed under a user (fl_rwsem_init's rule).  */
+static void apply_static_kind(struct fl_prwlock *pl)
+{
+  unsigned mode = fl_pt_rwlock_mode((int32_t)fl_load_relaxed((int32_t *)&pl->np_kind));
+
+  if (mode == 0) {
+    /* The zero rwsem already is the default mode.  */
+    fl_store_release(&pl->ready, FL_PRW_READY);
+    return;
+  }
+  if (fl_atomic_cmpxchg_acquire(&pl->ready, 0, FL_PRW_SETTING) == 0) {
+    fl_rwsem_init(&pl->sem, mode);
+    /* Release: the mode is set before anyone sees READY.  */
+    fl_store_release(&pl->ready, FL_PRW_READY);
+    return;
+  }
+  while (fl_load_acquire(&pl->ready) != FL_PRW_READY)
+    fl_cpu_relax();
+}
+#endif
+
+static fl_rwsem_t *sem_of(pthread_rwlock_t *l)
+{
+  struct fl_prwlock *pl = fl_prw(l);
+#if FL_PRW_HAS_KIND
+  /* Acquire: pairs with the release of READY.  */
+  if (__builtin_expect(fl_load_acquire(&pl->ready) != FL_PRW_READY, 0))
+    apply_static_kind(pl);
+#endif
+  if (fl_pt_under_vg())
+    fl_pt_vg_hide(l, sizeof *l);
+  return &pl->sem;
+}
+
+static int acquired(pthread_rwlock_t *l, int rc, int writer)
+{
+  if (rc == 0 && fl_pt_under_vg())
+    fl_pt_vg_acquired(l, writer);
+  return rc;
+}
+
+FL_PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+  struct fl_prwlock *pl = fl_prw(l);
+  int32_t kind = PTHREAD_RWLOCK_DEFAULT_NP;
+  unsigned flags = 0;
+  int rc;
+
+  if (a != NULL) {
+    const struct fl_prwlockattr *pa = (const struct fl_prwlockattr *)(const void *)a;
+    kind = pa->kind;
+    if (pa->pshared == PTHREAD_PROCESS_SHARED)
+      flags |= FL_PSHARED;
+  }
+  memset(l, 0, sizeof *l);
+  rc = fl_rwsem_init(&pl->sem, flags | fl_pt_rwlock_mode(kind));
+  if (rc != 0)
+    return rc;
+#if FL_PRW_HAS_KIND
+  pl->np_kind = (uint32_t)kind & ~(uint32_t)FL_PRWA_SET;
+  pl->ready = FL_PRW_READY;
+#endif
+  return 0;
+}
+
+FL_PT_API int pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+  int rc = fl_rwsem_destroy(sem_of(l));
+  if (rc == 0 && fl_pt_under_vg())
+    fl_pt_vg_destroyed(l);
+  return rc;
+}
+
+FL_PT_API int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+  return acquired(l, fl_rwsem_down_read(sem_of(l)), 0);
+}
+
+FL_PT_API int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+  return acquired(l, fl_rwsem_down_read_trylock(sem_of(l)), 0);
+}
+
+FL_PT_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+  return acquired(l, fl_rwsem_down_read_timed(sem_of(l), CLOCK_REALTIME, abstime), 0);
+}
+
+FL_PT_API int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+                                         const struct timespec *abstime)
+{
+  return acquired(l, fl_rwsem_down_read_timed(sem_of(l), clock, abstime), 0);
+}
+
+FL_PT_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+  return acquired(l, fl_rwsem_down_write(sem_of(l)), 1);
+}
+
+FL_PT_API int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+  return acquired(l, fl_rwsem_down_write_trylock(sem_of(l)), 1);
+}
+
+FL_PT_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+  return acquired(l, fl_rwsem_down_write_timed(sem_of(l), CLOCK_REALTIME, abstime), 1);
+}
+
+FL_PT_API int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+                                         const struct timespec *abstime)
+{
+  return acquired(l, fl_rwsem_down_write_timed(sem_of(l), clock, abstime), 1);
+}
+
+FL_PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+  fl_rwsem_t *s = sem_of(l);
+  /* owner holds the write holder's TID (<fastlock/rwsem.h>); only that
+   * thread can find its own TID there.  */
+  int writer = fl_load_relaxed(&s->owner) == fl_pt_tid();
+
+  if (fl_pt_under_vg())
+    fl_pt_vg_released(l, writer);
+  return writer ? fl_rwsem_up_write(s) : fl_rwsem_up_read(s);
+}

@@ -1,0 +1,65 @@
+/* tests/pthread-check.c: the drop-in tests' helpers.  */
+#define _GNU_SOURCE 1
+#include "config.h"
+
+#include "pthread-check.h"
+#include "sys/clock.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void pt_assert_ours(void *fn, const char *name)
+{
+  Dl_info info;
+
+  ck_assert_msg(dladdr(fn, &info) != 0, "%s: dladdr found nothing", name);
+  ck_assert_msg(strstr(info.dli_fname, "libfastlock-pthread") != NULL,
+                "%s is bound to %s, not to the drop-in", name, info.dli_fname);
+}
+
+int pt_in_thread(void *(*fn)(void *), void *arg)
+{
+  pthread_t t;
+  void *ret;
+
+  ck_assert_int_eq(pthread_create(&t, NULL, fn, arg), 0);
+  ck_assert_int_eq(pthread_join(t, &ret), 0);
+  return (int)(intptr_t)ret;
+}
+
+void *pt_shared(size_t size)
+{
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ck_assert_ptr_ne(p, MAP_FAILED);
+  return p;
+}
+
+int pt_in_child(int (*fn)(void *), void *arg)
+{
+  pid_t pid = fork();
+  int status, i;
+
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0)
+    _exit(fn(arg));
+  for (i = 0; i < 3000; i++) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  ck_abort_msg("child did not finish in 30 s");
+  return -1;
+}
+
+struct timespec pt_after_ms(clockid_t clock, long ms)
+{
+  return fl_deadline_after_ns(clock, (int64_t)ms * 1000000);
+}

@@ -1,0 +1,30 @@
+/* tests/pthread-check.h: what the drop-in's tests share.  */
+#ifndef FASTLOCK_TESTS_PTHREAD_CHECK_H
+#define FASTLOCK_TESTS_PTHREAD_CHECK_H
+
+#include "fl-check.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <time.h>
+
+/* Fail unless the function at fn was bound to libfastlock-pthread (the
+ * test would otherwise be testing glibc).  */
+void pt_assert_ours(void *fn, const char *name);
+#define PT_ASSERT_OURS(f) pt_assert_ours((void *)(f), #f)
+
+/* Run fn(arg) in a new thread and return what it returned, cast to int. */
+int pt_in_thread(void *(*fn)(void *), void *arg);
+
+/* A fresh MAP_SHARED | MAP_ANONYMOUS mapping of size bytes, zero-filled. */
+void *pt_shared(size_t size);
+
+/* Fork a child that runs fn(arg) and exits with its result; wait for it
+ * (at most 30 s, then kill it) and return its exit status, or -1 when it
+ * did not exit normally.  */
+int pt_in_child(int (*fn)(void *), void *arg);
+
+/* A deadline ms milliseconds from now on clock.  */
+struct timespec pt_after_ms(clockid_t clock, long ms);
+
+#endif /* FASTLOCK_TESTS_PTHREAD_CHECK_H */
