@@ -51,7 +51,7 @@ fastlock-run: $(srcdir)/tools/fastlock-run.in Makefile
 	  $(srcdir)/tools/fastlock-run.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@
 CLEANFILES += fastlock-run
 man1_MANS += doc/fastlock-run.1
-man3_MANS = doc/fastlock-pthread.3
+man3_MANS += doc/fastlock-pthread.3
 EXTRA_DIST += tools/fastlock-run.in
 
 # make check-preload: real Debian programs under fastlock-run, compared
