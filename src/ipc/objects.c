@@ -236,3 +236,10 @@ int fl_ipc_rwsem(fl_ipc_t *r, fl_ipc_obj_t rwsem, fl_rwsem_t **out)
   fl_ipc_unlock(r);
   return rc;
 }
+
+int fl_ipc_rwsem_create(fl_ipc_t *r, const char *name, fl_ipc_obj_t *out)
+{
+  const uint32_t v[4] = { 0, 0, 0, 0 };
+
+  return fl_ipc_object_create(r, name, FL_IPC_RWSEM, v, out);
+}
