@@ -5,3 +5,5 @@ libfastlock_core_la_SOURCES += src/ipc/ipc-internal.h src/ipc/region.c \
 fastlockinclude_HEADERS += include/fastlock/ipc.h
 fl_unit_tests += tests/test-ipc
 tests_test_ipc_SOURCES = tests/test-ipc.c
+fl_unit_tests += tests/test-ipc-death
+tests_test_ipc_death_SOURCES = tests/test-ipc-death.c

@@ -18,6 +18,8 @@
  * slot GRANTED and queues its futex word for waking after the unlock.
  * One pass suffices: a grant only takes from what is available, so a slot
  * that could not be satisfied earlier in the pass cannot be later in it.
+ * Before granting, the waker makes sure the waiter's process still runs
+ * (liveness.c; one system call per grant, on the contended path only).
  * Each grant ends with a checkpoint (lock.c), since the state between
  * two grants is consistent.
  *
@@ -131,6 +133,16 @@ void fl_ipc_wake_scan(fl_ipc_t *r)
       break;
     bound = best_age;
     left--;
+    /* A waiter whose process died since it queued would take the units
+     * to its grave: drop its slot instead (its references and anything
+     * else it held go when its client is cleaned up).  */
+    if (FL_IPC_TAG_INDEX(w[best].client) != r->client
+        && !fl_ipc_client_alive(r, FL_IPC_TAG_INDEX(w[best].client))) {
+      fl_ipc_set(r, &w[best].state, FL_IPC_WAIT_FREE);
+      fl_ipc_set(r, &h->nwaiting, h->nwaiting - 1);
+      fl_ipc_checkpoint(r);
+      continue;
+    }
     if (try_acquire(r, w[best].obj, w[best].n, (int)w[best].all,
                     w[best].client, w[best].tid, &result, &abandoned)) {
       fl_ipc_set(r, &w[best].result, result);
