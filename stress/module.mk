@@ -16,7 +16,7 @@ fastlock_bench_LDADD = libfastlock-core.la
 bin_PROGRAMS += fastlock-stress
 fastlock_stress_SOURCES = stress/stress.c stress/stress.h stress/stress-opts.c \
 	stress/stress-drivers.c stress/cli.c stress/cli.h stress/context.c \
-	stress/context.h stress/tls-probe.c stress/tls-probe.h
+	stress/context.h stress/tls-probe.c stress/tls-probe.h stress/stress-ipc.c
 fastlock_stress_LDADD = libfastlock-core.la
 
 man1_MANS = stress/fastlock-bench.1 stress/fastlock-stress.1

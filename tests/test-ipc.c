@@ -279,7 +279,7 @@ START_TEST(handle_errors)
   /* Closed by this process.  */
   ck_assert_int_eq(fl_ipc_obj_close(r, s), 0);
   ck_assert_int_eq(fl_ipc_sem_release(r, s, 1, NULL), EBADF);
-  ck_assert_int_eq(fl_ipc_wait_all(r, 1, &s, CLOCK_MONOTONIC, NULL), EBADF);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 1, &s, CLOCK_MONOTONIC, NULL, NULL), EBADF);
   ck_assert_int_eq(fl_ipc_close(other), 0);
   fl_ipc_unlink(name);
 }
@@ -327,7 +327,7 @@ static void *wait_thread(void *arg)
   struct waiter *w = arg;
   struct timespec d = later(LONG_NS);
 
-  w->rc = w->all ? fl_ipc_wait_all(r, w->n, w->objs, CLOCK_MONOTONIC, &d)
+  w->rc = w->all ? fl_ipc_wait_all(r, w->n, w->objs, CLOCK_MONOTONIC, &d, NULL)
                  : fl_ipc_wait_any(r, w->n, w->objs, CLOCK_MONOTONIC, &d, &w->index);
   return NULL;
 }
@@ -496,19 +496,19 @@ START_TEST(wait_errors)
   ck_assert_int_eq(fl_ipc_wait_any(r, FL_IPC_WAIT_MAX + 1, o, CLOCK_MONOTONIC,
                                    NULL, &index), E2BIG);
   ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX + 1, o, CLOCK_MONOTONIC,
-                                   NULL), E2BIG);
+                                   NULL, NULL), E2BIG);
   ck_assert_int_eq(fl_ipc_wait_any(r, 1, o, CLOCK_PROCESS_CPUTIME_ID, NULL, &index),
                    EINVAL);
   ck_assert_int_eq(fl_ipc_wait_any(r, 1, o, CLOCK_MONOTONIC, &bad, &index), EINVAL);
   bad.tv_nsec = -1;
-  ck_assert_int_eq(fl_ipc_wait_all(r, 1, o, CLOCK_MONOTONIC, &bad), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 1, o, CLOCK_MONOTONIC, &bad, NULL), EINVAL);
   /* 64 at once is fine; a duplicate is refused by wait-all only.  */
-  ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o, CLOCK_MONOTONIC, &now), 0);
+  ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o, CLOCK_MONOTONIC, &now, NULL), 0);
   ck_assert_int_eq(fl_ipc_wait_any(r, FL_IPC_WAIT_MAX, o + 1, CLOCK_MONOTONIC,
                                    &now, &index), 0);
   ck_assert_uint_eq(index, 0);
   ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o + 1, CLOCK_MONOTONIC,
-                                   &now), EINVAL);
+                                   &now, NULL), EINVAL);
 }
 END_TEST
 
@@ -523,7 +523,7 @@ START_TEST(wait_all_none_or_all)
   ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &o[0]), 0);
   ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, 2, &o[1]), 0);
   /* The semaphore is empty: the free mutex is not taken either.  */
-  ck_assert_int_eq(fl_ipc_wait_all(r, 2, o, CLOCK_MONOTONIC, &now), ETIMEDOUT);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 2, o, CLOCK_MONOTONIC, &now, NULL), ETIMEDOUT);
   ck_assert_int_eq(fl_ipc_mutex_read(r, o[0], &owner, NULL, NULL), 0);
   ck_assert_uint_eq(owner, 0);
   /* A thread waits for both; one unit makes it take both at once.  */

@@ -220,9 +220,12 @@ FL_EXPORT int fl_ipc_wait_any(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
                               uint32_t *index);
 
 /* fl_ipc_wait_all: all of objs at once.  The same object twice is
- * EINVAL (ntsync's rule: it could never be acquired twice at once).  */
+ * EINVAL (ntsync's rule: it could never be acquired twice at once).
+ * *abandoned (may be NULL) gets bit i set for each objs[i] that was an
+ * abandoned mutex (with EOWNERDEAD), 0 otherwise.  */
 FL_EXPORT int fl_ipc_wait_all(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
-                              clockid_t clock, const struct timespec *abstime);
+                              clockid_t clock, const struct timespec *abstime,
+                              uint64_t *abandoned);
 
 /* ------------------------------------------------------------------ */
 /* Supervision.                                                        */

@@ -137,8 +137,10 @@ struct fl_ipc_wait {
   uint32_t tid;
   uint32_t ticket;
   uint32_t n, all;
-  uint32_t result;               /* any: the index granted */
-  uint32_t abandoned;            /* 1 if an abandoned mutex was granted */
+  uint32_t result;               /* any: the index granted; all: bits
+                                    32..63 of the abandoned mask */
+  uint32_t abandoned;            /* any: 1 if the mutex granted was
+                                    abandoned; all: bits 0..31 of the mask */
   uint32_t obj[FL_IPC_WAIT_MAX]; /* object indexes */
 };
 

@@ -84,6 +84,20 @@ static void recover(fl_ipc_t *r, uint32_t dead_tag)
   }
 }
 
+/* Is the process that took the lock as holder gone?  Our own slot's
+ * byte lock is ours, so a holder with our slot index is either a thread
+ * of ours (our tag) or the slot's former, dead, owner: a process claims
+ * a dead client's slot (region.c) before it can take the lock, and may
+ * find that client's tag still in the lock word.  */
+static int holder_dead(fl_ipc_t *r, uint32_t holder)
+{
+  uint32_t index = FL_IPC_TAG_INDEX(holder);
+
+  if (index == r->client)
+    return holder != r->tag;
+  return !fl_ipc_client_alive(r, index);
+}
+
 static void lock_slow(fl_ipc_t *r)
 {
   int32_t *word = lock_word(r);
@@ -109,7 +123,7 @@ static void lock_slow(fl_ipc_t *r)
     probe = fl_deadline_after_ns(CLOCK_MONOTONIC,
                                  FL_IPC_PROBE_MS * (int64_t)1000000);
     if (fl_futex_wait((uint32_t *)word, v, 1, CLOCK_MONOTONIC, &probe) == ETIMEDOUT
-        && !fl_ipc_client_alive(r, FL_IPC_TAG_INDEX(v & ~FL_IPC_LOCK_WAITERS))
+        && holder_dead(r, v & ~FL_IPC_LOCK_WAITERS)
         && fl_atomic_cmpxchg_acquire(word, (int32_t)v, tag) == (int32_t)v) {
       r->nwake = 0;
       recover(r, v & ~FL_IPC_LOCK_WAITERS);

@@ -81,15 +81,17 @@ int fl_ipc_acquire(fl_ipc_t *r, struct fl_ipc_object *o, uint32_t tag,
 }
 
 /* Acquire for (tag, tid) now if the wait can be satisfied: 1 (and
- * *result, *abandoned) if so.  */
+ * *result, *abandoned) if so.  Any: *result is the index acquired and
+ * *abandoned 1 if it was an abandoned mutex.  All: *abandoned and
+ * *result are the low and high halves of the mask of abandoned ones.  */
 static int try_acquire(fl_ipc_t *r, const uint32_t *idx, uint32_t n, int all,
                        uint32_t tag, uint32_t tid, uint32_t *result,
                        uint32_t *abandoned)
 {
   struct fl_ipc_object *o = fl_ipc_objects(r);
+  uint64_t mask = 0;
   uint32_t i;
 
-  *abandoned = 0;
   if (!all) {
     for (i = 0; i < n; i++)
       if (fl_ipc_can_acquire(&o[idx[i]], tag, tid)) {
@@ -103,8 +105,10 @@ static int try_acquire(fl_ipc_t *r, const uint32_t *idx, uint32_t n, int all,
     if (!fl_ipc_can_acquire(&o[idx[i]], tag, tid))
       return 0;
   for (i = 0; i < n; i++)
-    *abandoned |= (uint32_t)fl_ipc_acquire(r, &o[idx[i]], tag, tid);
-  *result = 0;
+    if (fl_ipc_acquire(r, &o[idx[i]], tag, tid))
+      mask |= (uint64_t)1 << i;
+  *abandoned = (uint32_t)mask;
+  *result = (uint32_t)(mask >> 32);
   return 1;
 }
 
@@ -216,7 +220,8 @@ static void nap(const struct fl_ipc_wait *w, clockid_t clock,
 
 static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
                         int all, clockid_t clock,
-                        const struct timespec *abstime, uint32_t *index)
+                        const struct timespec *abstime, uint32_t *index,
+                        uint64_t *mask)
 {
   struct fl_ipc_hdr *h;
   struct fl_ipc_wait *w;
@@ -294,9 +299,11 @@ static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
       continue;                  /* taken at the top, without sleeping */
   }
 done:
-  if (index != NULL)
+  if (!all && index != NULL)
     *index = result;
-  rc = abandoned ? EOWNERDEAD : 0;
+  if (all && mask != NULL)
+    *mask = (uint64_t)result << 32 | abandoned;
+  rc = abandoned != 0 || (all && result != 0) ? EOWNERDEAD : 0;
 out:
   fl_ipc_unlock(r);
   return rc;
@@ -306,11 +313,14 @@ int fl_ipc_wait_any(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
                     clockid_t clock, const struct timespec *abstime,
                     uint32_t *index)
 {
-  return wait_objects(r, n, objs, 0, clock, abstime, index);
+  return wait_objects(r, n, objs, 0, clock, abstime, index, NULL);
 }
 
 int fl_ipc_wait_all(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
-                    clockid_t clock, const struct timespec *abstime)
+                    clockid_t clock, const struct timespec *abstime,
+                    uint64_t *abandoned)
 {
-  return wait_objects(r, n, objs, 1, clock, abstime, NULL);
+  if (abandoned != NULL)
+    *abandoned = 0;
+  return wait_objects(r, n, objs, 1, clock, abstime, NULL, abandoned);
 }
