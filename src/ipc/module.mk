@@ -7,3 +7,21 @@ fl_unit_tests += tests/test-ipc
 tests_test_ipc_SOURCES = tests/test-ipc.c
 fl_unit_tests += tests/test-ipc-death
 tests_test_ipc_death_SOURCES = tests/test-ipc-death.c
+
+# The torture, briefly in make check; for 30 s in check-ipc-torture
+# (part of check-all).
+TESTS += tests/test-ipc-stress.sh
+EXTRA_DIST += tests/test-ipc-stress.sh
+check-ipc-torture: fastlock-stress$(EXEEXT)
+	$(FL_TEST_RUNNER) ./fastlock-stress$(EXEEXT) ipc --duration 30
+.PHONY: check-ipc-torture
+
+# The worked example (examples/): built by make, not installed; its demo
+# script runs in make check.
+noinst_PROGRAMS += examples/ipc-server examples/ipc-client
+examples_ipc_server_SOURCES = examples/ipc-server.c examples/ipc-common.h
+examples_ipc_server_LDADD = libfastlock.la
+examples_ipc_client_SOURCES = examples/ipc-client.c examples/ipc-common.h
+examples_ipc_client_LDADD = libfastlock.la
+TESTS += examples/ipc-demo.sh
+EXTRA_DIST += examples/ipc-demo.sh
