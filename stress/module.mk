@@ -9,7 +9,7 @@ fastlock_bench_SOURCES = stress/bench.c stress/bench.h stress/bench-plan.h \
 	stress/bench-run.c stress/bench-out.c stress/bench-peers.c \
 	stress/bench-fl.h stress/bench-variant.h stress/bench-fl-1.c \
 	stress/bench-fl-2.c stress/bench-fl-3.c stress/cli.c stress/cli.h \
-	stress/context.c stress/context.h
+	stress/context.c stress/context.h stress/bench-ipc.c
 fastlock_bench_LDADD = libfastlock-core.la
 
 # fastlock-stress: the DESIGN.md torture as a command for any primitive.
