@@ -18,7 +18,9 @@
  *   semaphore  conservation against the torture's own ledger: each worker
  *              records what it wants before a wait (phase 1), what it holds
  *              after (phase 2) and clears each object as it releases it
- *              (phase 3).  After a kill the supervisor gives definitely held
+ *              (phase 3, in the order of the objects' numbers, so only the
+ *              lowest one still marked can be half released).  After a
+ *              kill the supervisor gives definitely held
  *              units back, and counts the units that a worker killed inside
  *              a wait or between a release and its record may have taken:
  *              at the end initial - possibly lost <= count <= initial;
@@ -334,11 +336,12 @@ static int worker(const char *region, const char *ledger_name, int k,
       if ((got & (1u << map[i])) && is_mutex(map[i]))
         l->data[map[i]][1] = (uint32_t)x;
     __atomic_store_n(&w->phase, 3, __ATOMIC_RELEASE);
-    /* Release in array order (a pair: A first), recording each.  */
-    for (i = 0; i < n; i++)
-      if (got & (1u << map[i])) {
-        release(r, l, w, o, map[i]);
-        __atomic_store_n(&w->held, w->held & ~(1u << map[i]), __ATOMIC_RELEASE);
+    /* Release in the order of the objects' bits (a pair: A first),
+     * recording each: the supervisor knows which one may be half done. */
+    for (i = 0; i < NOBJ; i++)
+      if (got & (1u << i)) {
+        release(r, l, w, o, (int)i);
+        __atomic_store_n(&w->held, w->held & ~(1u << i), __ATOMIC_RELEASE);
       }
     __atomic_store_n(&w->phase, 0, __ATOMIC_RELEASE);
     w->ops++;
@@ -706,7 +709,7 @@ int stress_ipc_main(int argc, char **argv)
   }
   /* The final sweep: every mutex once more, then the sums.  */
   for (i = 0; i < NOBJ && stuck == 0; i++) {
-    struct timespec d = fl_deadline_after_ns(CLOCK_MONOTONIC, 5 * FL_NSEC_PER_SEC);
+    struct timespec d = fl_deadline_after_ns(CLOCK_MONOTONIC, (int64_t)5 * FL_NSEC_PER_SEC);
     uint32_t index, count = 0;
     if (i < MUTEX0) {
       fl_ipc_sem_read(r, o[i], &count, NULL);

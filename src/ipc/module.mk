@@ -13,7 +13,7 @@ tests_test_ipc_death_SOURCES = tests/test-ipc-death.c
 TESTS += tests/test-ipc-stress.sh
 EXTRA_DIST += tests/test-ipc-stress.sh
 check-ipc-torture: fastlock-stress$(EXEEXT)
-	$(FL_TEST_RUNNER) ./fastlock-stress$(EXEEXT) ipc --duration 30
+	$(FL_TEST_RUNNER) ./fastlock-stress$(EXEEXT) ipc --duration 30 --slack-ms 2000
 .PHONY: check-ipc-torture
 
 # The worked example (examples/): built by make, not installed; its demo
@@ -25,3 +25,12 @@ examples_ipc_client_SOURCES = examples/ipc-client.c examples/ipc-common.h
 examples_ipc_client_LDADD = libfastlock.la
 TESTS += examples/ipc-demo.sh
 EXTRA_DIST += examples/ipc-demo.sh
+
+man3_MANS = doc/fl_ipc.3
+EXTRA_DIST += $(man3_MANS)
+
+# The same for 30 s with every second worker a 32-bit (i686) process.
+EXTRA_DIST += tools/check-ipc-mixed
+check-ipc-mixed: fastlock-stress$(EXEEXT)
+	$(SHELL) $(srcdir)/tools/check-ipc-mixed $(abs_top_srcdir) $(abs_top_builddir)
+.PHONY: check-ipc-mixed
