@@ -19,8 +19,11 @@
  *              records what it wants before a wait (phase 1), what it holds
  *              after (phase 2) and clears each object as it releases it
  *              (phase 3, in the order of the objects' numbers, so only the
- *              lowest one still marked can be half released).  After a
- *              kill the supervisor gives definitely held
+ *              lowest one still marked can be half released).  A worker
+ *              killed in phase 1 while its wait slot in the region was
+ *              still WAITING or GRANTED held nothing or what was granted;
+ *              without a slot, it may have acquired without waiting.
+ *              After a kill the supervisor gives definitely held
  *              units back, and counts the units that a worker killed inside
  *              a wait or between a release and its record may have taken:
  *              at the end initial - possibly lost <= count <= initial;
@@ -418,6 +421,38 @@ static pid_t start_worker(const struct ipc_cfg *cfg, const char *region,
   return pid;
 }
 
+/* Read under the region lock what became of the wait of a dead client:
+ * 1 and *granted the objects it was given if a wait slot of it is still
+ * WAITING (nothing) or GRANTED; 0 if it has none (it may have acquired
+ * without waiting, or not at all: undecided).  */
+static int wait_outcome(fl_ipc_t *r, const fl_ipc_obj_t *o, uint32_t client,
+                        uint32_t *granted)
+{
+  const struct fl_ipc_wait *ws = fl_ipc_waits(r);
+  uint32_t i, j, nwaits = fl_ipc_hdr(r)->nwaits;
+  int found = 0, obj;
+
+  *granted = 0;
+  fl_ipc_lock(r);
+  for (i = 0; i < nwaits && !found; i++) {
+    if (ws[i].client != client || (ws[i].state != FL_IPC_WAIT_WAITING
+                                   && ws[i].state != FL_IPC_WAIT_GRANTED))
+      continue;
+    found = 1;
+    if (ws[i].state == FL_IPC_WAIT_WAITING)
+      break;
+    for (j = 0; j < ws[i].n; j++) {
+      if (!ws[i].all && j != ws[i].result)
+        continue;
+      for (obj = 0; obj < NOBJ; obj++)
+        if (FL_IPC_ID_INDEX(o[obj].id) == ws[i].obj[j])
+          *granted |= 1u << obj;
+    }
+  }
+  fl_ipc_unlock(r);
+  return found;
+}
+
 /* After worker k died: count what it held (module top).  The mutexes it
  * owned are known exactly: the region's clean-up records them, and
  * fl_ipc_client_died reports them, whether the supervisor's call does the
@@ -437,6 +472,15 @@ static void account(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
    * been released already.  */
   if (phase == 3 && held != 0)
     maybe = held & -held;
+  /* Killed inside a wait: the region's wait slot of the dead client, if
+   * it still has one, says whether the wait was granted.  */
+  if (phase == 1) {
+    uint32_t granted;
+    if (wait_outcome(r, o, w->client, &granted)) {
+      phase = 2;
+      held = granted;
+    }
+  }
   if (!tell_server) {
     usleep((useconds_t)cfg->kill_ms * 1000);
     if (fl_ipc_clients(r)[FL_IPC_TAG_INDEX(w->client)].state != FL_IPC_CLIENT_LIVE)
