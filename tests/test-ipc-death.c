@@ -45,6 +45,17 @@ static void teardown(void)
   fl_ipc_unlink(region_name);
 }
 
+/* The number of waiting threads, read as the library reads it.  */
+static uint32_t waiting(void)
+{
+  uint32_t n;
+
+  fl_ipc_lock(r);
+  n = fl_ipc_hdr(r)->nwaiting;
+  fl_ipc_unlock(r);
+  return n;
+}
+
 static struct timespec later(int64_t ns)
 {
   return fl_deadline_after_ns(CLOCK_MONOTONIC, ns);
@@ -172,7 +183,7 @@ START_TEST(abandoned_while_waiting)
   ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 0, &w.obj), 0);
   ch = spawn(take_mutex, 1);
   ck_assert_int_eq(pthread_create(&t, NULL, wait_thread, &w), 0);
-  while (__atomic_load_n(&fl_ipc_hdr(r)->nwaiting, __ATOMIC_ACQUIRE) == 0)
+  while (waiting() == 0)
     usleep(1000);
   killed = fl_clock_ns(CLOCK_MONOTONIC);
   kill9(&ch);
@@ -211,7 +222,7 @@ START_TEST(dead_waiter)
       _exit(99);
     _exit((int)wait_sem_forever(c));
   }
-  while (__atomic_load_n(&fl_ipc_hdr(r)->nwaiting, __ATOMIC_ACQUIRE) == 0)
+  while (waiting() == 0)
     usleep(1000);
   ck_assert_int_eq(kill(pid, SIGKILL), 0);
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -219,7 +230,7 @@ START_TEST(dead_waiter)
   ck_assert_int_eq(fl_ipc_sem_release(r, s, 1, NULL), 0);
   ck_assert_int_eq(fl_ipc_sem_read(r, s, &count, NULL), 0);
   ck_assert_uint_eq(count, 1);
-  ck_assert_uint_eq(fl_ipc_hdr(r)->nwaiting, 0);
+  ck_assert_uint_eq(waiting(), 0);
 }
 END_TEST
 
@@ -268,7 +279,7 @@ START_TEST(client_died_live)
   close(p[1]);
   ck_assert_int_eq(read(p[0], &id, sizeof id), (ssize_t)sizeof id);
   close(p[0]);
-  while (__atomic_load_n(&fl_ipc_hdr(r)->nwaiting, __ATOMIC_ACQUIRE) == 0)
+  while (waiting() == 0)
     usleep(1000);
   ck_assert_int_eq(fl_ipc_client_died(r, 0, NULL, 0, NULL), ESRCH);
   ck_assert_int_eq(fl_ipc_client_died(r, id ^ 0x10000u, NULL, 0, NULL), ESRCH);
@@ -277,7 +288,7 @@ START_TEST(client_died_live)
   ck_assert_int_eq(fl_ipc_client_died(r, id, reported, 2, &n), 0);
   ck_assert_uint_eq(n, 1);
   ck_assert_uint_eq(reported[0].id, m.id);
-  ck_assert_uint_eq(fl_ipc_hdr(r)->nwaiting, 0);
+  ck_assert_uint_eq(waiting(), 0);
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
   ck_assert(WIFEXITED(status));
   ck_assert_int_eq(WEXITSTATUS(status), 42);

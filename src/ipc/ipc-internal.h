@@ -199,6 +199,8 @@ void fl_ipc_lock(fl_ipc_t *r);
 void fl_ipc_unlock(fl_ipc_t *r);
 void fl_ipc_set(fl_ipc_t *r, uint32_t *word, uint32_t value);
 void fl_ipc_checkpoint(fl_ipc_t *r);
+/* Tell the race tools about this view's lock word (once, on joining). */
+void fl_ipc_annotate(fl_ipc_t *r);
 /* fl_ipc_lock, and then ENOTCONN (lock released) if this process was
  * disconnected.  */
 int fl_ipc_enter(fl_ipc_t *r);

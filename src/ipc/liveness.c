@@ -93,7 +93,7 @@ void fl_ipc_liveness_release(fl_ipc_t *r)
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static fl_ipc_t *registry[MAX_OPEN];
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-static __thread uint32_t self_tid;
+static __thread uint32_t self_tid __attribute__((tls_model("initial-exec")));
 
 static void fork_child(void)
 {

@@ -38,6 +38,7 @@
 #include "config.h"
 
 #include "ipc/ipc-internal.h"
+#include "sys/annotate.h"
 #include "sys/clock.h"
 #include "sys/futex.h"
 
@@ -132,12 +133,23 @@ static void lock_slow(fl_ipc_t *r)
   }
 }
 
+/* The race tools see the region lock as an exclusive lock (annotate.h);
+ * its word is hidden from the Valgrind tools in fl_ipc_annotate.  */
 void fl_ipc_lock(fl_ipc_t *r)
 {
+  FL_TSAN_PRE_LOCK(lock_word(r), 0u);
   if (fl_atomic_cmpxchg_acquire(lock_word(r), 0, (int32_t)r->tag) == 0)
     r->nwake = 0;
   else
     lock_slow(r);
+  FL_TSAN_POST_LOCK(lock_word(r), 0u);
+  FL_VG_RWLOCK_ACQUIRED(lock_word(r), 1);
+}
+
+void fl_ipc_annotate(fl_ipc_t *r)
+{
+  (void)r;                       /* without Valgrind annotations */
+  FL_VG_HIDE(lock_word(r), sizeof(int32_t));
 }
 
 int fl_ipc_enter(fl_ipc_t *r)
@@ -170,9 +182,12 @@ void fl_ipc_unlock(fl_ipc_t *r)
   fl_ipc_checkpoint(r);
   for (i = 0; i < n; i++)
     wake[i] = r->wake[i];
+  FL_VG_RWLOCK_RELEASED(lock_word(r), 1);
+  FL_TSAN_PRE_UNLOCK(lock_word(r), 0u);
   /* Release: the section happens before the next holder's.  */
   if ((uint32_t)fl_atomic_xchg_release(lock_word(r), 0) & FL_IPC_LOCK_WAITERS)
     fl_futex_wake((uint32_t *)lock_word(r), 1, 1);
+  FL_TSAN_POST_UNLOCK(lock_word(r), 0u);
   /* A slot may have been freed and reused since: a spurious wake, which
    * every waiter tolerates (it looks again under the lock).  */
   for (i = 0; i < n; i++)

@@ -164,6 +164,7 @@ static int join(fl_ipc_t **out, unsigned char *base, size_t size,
   r->base = base;
   r->map_size = map_size;
   r->fd = fd;
+  fl_ipc_annotate(r);
   rc = fl_ipc_register(r, 1);
   if (rc == 0) {
     rc = claim_client(r);
