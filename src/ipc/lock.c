@@ -99,7 +99,9 @@ static int holder_dead(fl_ipc_t *r, uint32_t holder)
   return !fl_ipc_client_alive(r, index);
 }
 
-static void lock_slow(fl_ipc_t *r)
+/* Take the lock the slow way: 0, or the tag of a dead holder whose
+ * section the caller must undo (it holds the lock then).  */
+static uint32_t lock_slow(fl_ipc_t *r)
 {
   int32_t *word = lock_word(r);
   int32_t tag = (int32_t)(r->tag | FL_IPC_LOCK_WAITERS);
@@ -109,10 +111,8 @@ static void lock_slow(fl_ipc_t *r)
     struct timespec probe;
 
     if (v == 0) {
-      if (fl_atomic_cmpxchg_acquire(word, 0, tag) == 0) {
-        r->nwake = 0;
-        return;
-      }
+      if (fl_atomic_cmpxchg_acquire(word, 0, tag) == 0)
+        return 0;
       continue;
     }
     if (!(v & FL_IPC_LOCK_WAITERS)) {
@@ -125,11 +125,8 @@ static void lock_slow(fl_ipc_t *r)
                                  FL_IPC_PROBE_MS * (int64_t)1000000);
     if (fl_futex_wait((uint32_t *)word, v, 1, CLOCK_MONOTONIC, &probe) == ETIMEDOUT
         && holder_dead(r, v & ~FL_IPC_LOCK_WAITERS)
-        && fl_atomic_cmpxchg_acquire(word, (int32_t)v, tag) == (int32_t)v) {
-      r->nwake = 0;
-      recover(r, v & ~FL_IPC_LOCK_WAITERS);
-      return;
-    }
+        && fl_atomic_cmpxchg_acquire(word, (int32_t)v, tag) == (int32_t)v)
+      return v & ~FL_IPC_LOCK_WAITERS;
   }
 }
 
@@ -137,19 +134,29 @@ static void lock_slow(fl_ipc_t *r)
  * its word is hidden from the Valgrind tools in fl_ipc_annotate.  */
 void fl_ipc_lock(fl_ipc_t *r)
 {
+  uint32_t dead = 0;
+
   FL_TSAN_PRE_LOCK(lock_word(r), 0u);
-  if (fl_atomic_cmpxchg_acquire(lock_word(r), 0, (int32_t)r->tag) == 0)
-    r->nwake = 0;
-  else
-    lock_slow(r);
+  if (fl_atomic_cmpxchg_acquire(lock_word(r), 0, (int32_t)r->tag) != 0)
+    dead = lock_slow(r);
   FL_TSAN_POST_LOCK(lock_word(r), 0u);
   FL_VG_RWLOCK_ACQUIRED(lock_word(r), 1);
+  r->nwake = 0;
+  if (dead != 0)
+    recover(r, dead);
 }
 
+/* Besides the lock word, the wait slots' state words are futex words
+ * the kernel reads outside the lock: hide them too.  */
 void fl_ipc_annotate(fl_ipc_t *r)
 {
-  (void)r;                       /* without Valgrind annotations */
+  struct fl_ipc_wait *w = fl_ipc_waits(r);
+  uint32_t i;
+
   FL_VG_HIDE(lock_word(r), sizeof(int32_t));
+  for (i = 0; i < fl_ipc_hdr(r)->nwaits; i++)
+    FL_VG_HIDE(&w[i].state, sizeof w[i].state);
+  (void)w;                       /* without Valgrind annotations */
 }
 
 int fl_ipc_enter(fl_ipc_t *r)
