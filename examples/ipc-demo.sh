@@ -9,6 +9,16 @@
 set -u
 dir=${1:-examples}
 runner=${FL_TEST_RUNNER:-}         # qemu-user for a foreign build
+
+# The clients run on any CPU: a build whose shim is correct only on one
+# (uniprocessor) or only within one process (sysmips) cannot run them.
+config=include/fastlock/config.h
+if [ -f "$config" ] && { grep -q '^#define FL_UNIPROCESSOR 1' "$config" ||
+   { grep -q '^#define FL_ATOMICS_ASM 1' "$config" &&
+     grep -q '^#define FL_MIPS_SYSMIPS 1' "$config"; }; }; then
+	echo "SKIP: this build's shim cannot run processes on several CPUs"
+	exit 77
+fi
 region=/fl-ipc-demo-$$
 sock=${TMPDIR:-/tmp}/fl-ipc-demo-$$.sock
 log=${TMPDIR:-/tmp}/fl-ipc-demo-$$.log

@@ -51,6 +51,7 @@
 
 #include "stress.h"
 #include "cli.h"
+#include "context.h"
 
 #include <fastlock/fastlock.h>
 #include <fastlock/ipc.h>
@@ -636,6 +637,10 @@ int stress_ipc_main(int argc, char **argv)
          cfg.worker_prog ? cfg.worker_prog : "");
   printf("fastlock-stress: fastlock %s (%s), %ld online CPUs\n", fl_version(),
          fl_build_config(), sysconf(_SC_NPROCESSORS_ONLN));
+  /* The workers and the checker inherit the CPU.  */
+  rc = fl_context_pin_uniprocessor();
+  if (rc >= 0)
+    printf("fastlock-stress: uniprocessor build: every process kept on CPU %d\n", rc);
   snprintf(region, sizeof region, "/fl-stress-ipc-%d", (int)getpid());
   snprintf(ledger_name, sizeof ledger_name, "/fl-stress-ipc-%d-ledger", (int)getpid());
   fl_ipc_unlink(region);

@@ -645,6 +645,7 @@ static Suite *ipc_suite(void)
 {
   Suite *s = suite_create("ipc");
   TCase *tc = tcase_create("api");
+  TCase *tt = tcase_create("threads");
 
   tcase_add_checked_fixture(tc, setup, teardown);
   tcase_set_timeout(tc, 120);
@@ -659,19 +660,24 @@ static Suite *ipc_suite(void)
   tcase_add_test(tc, table_full);
   tcase_add_test(tc, handle_errors);
   tcase_add_test(tc, semaphore);
-  tcase_add_test(tc, mutex);
   tcase_add_test(tc, mutex_free_release);
   tcase_add_test(tc, events);
-  tcase_add_test(tc, pulse_manual);
-  tcase_add_test(tc, pulse_auto);
   tcase_add_test(tc, wait_any_order);
   tcase_add_test(tc, wait_errors);
-  tcase_add_test(tc, wait_all_none_or_all);
   tcase_add_test(tc, wait_timeout);
-  tcase_add_test(tc, fifo_grants);
   tcase_add_test(tc, rwsem_object);
   tcase_add_test(tc, undo_log);
   suite_add_tcase(s, tc);
+  /* Cases with a second thread.  */
+  tcase_add_checked_fixture(tt, setup, teardown);
+  tcase_set_timeout(tt, 120);
+  tcase_set_tags(tt, FL_TAG_THREADS);
+  tcase_add_test(tt, mutex);
+  tcase_add_test(tt, pulse_manual);
+  tcase_add_test(tt, pulse_auto);
+  tcase_add_test(tt, wait_all_none_or_all);
+  tcase_add_test(tt, fifo_grants);
+  suite_add_tcase(s, tt);
   return s;
 }
 
