@@ -294,9 +294,9 @@ static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
       rc = ETIMEDOUT;
       goto out;
     }
+    /* A clean-up here may grant this very wait: the nap then returns at
+     * once (the state is no longer WAITING) and the top takes it.  */
     reap_owners(r, w->obj, w->n);
-    if (w->state == FL_IPC_WAIT_GRANTED)
-      continue;                  /* taken at the top, without sleeping */
   }
 done:
   if (!all && index != NULL)
