@@ -58,6 +58,8 @@ int main(int argc, char **argv)
   int progress, rep, rc = 0, pinned;
   int64_t started;
 
+  if (argc > 1 && strcmp(argv[1], "ipc") == 0)
+    return bench_ipc_main(argc - 1, argv + 1);
   switch (bench_plan_parse(argc, argv, &plan, err, sizeof err)) {
   case BENCH_PARSE_RUN: break;
   case BENCH_PARSE_HELP: bench_usage(stdout); bench_plan_free(&plan); return 0;

@@ -134,4 +134,7 @@ static inline void bench_sample(struct bench_thread *t, uint64_t ticks)
   t->samples[t->nsamples++] = ticks;
 }
 
+/* fastlock-bench ipc (bench-ipc.c): the IPC figures, its own run.  */
+int bench_ipc_main(int argc, char **argv);
+
 #endif /* FASTLOCK_STRESS_BENCH_H */

@@ -10,14 +10,14 @@ fastlock_bench_SOURCES = stress/bench.c stress/bench.h stress/bench-plan.h \
 	stress/bench-run.c stress/bench-out.c stress/bench-peers.c \
 	stress/bench-fl.h stress/bench-variant.h stress/bench-fl-1.c \
 	stress/bench-fl-2.c stress/bench-fl-3.c stress/cli.c stress/cli.h \
-	stress/context.c stress/context.h
+	stress/context.c stress/context.h stress/bench-ipc.c
 fastlock_bench_LDADD = libfastlock-core.la
 
 # fastlock-stress: the torture test as a command for any primitive.
 bin_PROGRAMS += fastlock-stress
 fastlock_stress_SOURCES = stress/stress.c stress/stress.h stress/stress-opts.c \
 	stress/stress-drivers.c stress/cli.c stress/cli.h stress/context.c \
-	stress/context.h stress/tls-probe.c stress/tls-probe.h
+	stress/context.h stress/tls-probe.c stress/tls-probe.h stress/stress-ipc.c
 fastlock_stress_LDADD = libfastlock-core.la
 
 man1_MANS = stress/fastlock-bench.1 stress/fastlock-stress.1

@@ -35,6 +35,7 @@ void stress_usage(FILE *out)
 "usage: fastlock-stress rwsem [--readers N] [--writers M] [--mode MODE] [--read-bias]\n"
 "       fastlock-stress spin [--threads N] [--type tas|ticket|queued]\n"
 "       fastlock-stress counter [--threads N] [--strategy STRATEGY]\n"
+"       fastlock-stress ipc [--processes N] [--kill-ms MS] ... (fastlock-stress(1))\n"
 "  common options: [--impl IMPL] [--duration SEC] [--interval SEC]\n"
 "                  [--pshared [--processes P]] [--seed N] [--fail-on-starvation]\n"
 "Tortures one primitive, in the manner of the kernel's locktorture: threads\n"

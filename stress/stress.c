@@ -688,6 +688,8 @@ int main(int argc, char **argv)
   size_t size;
   int per, nw, rc, fd = -1, cls, stuck = 0, any_starved = 0;
 
+  if (argc > 1 && strcmp(argv[1], "ipc") == 0)
+    return stress_ipc_main(argc - 1, argv + 1);
   switch (stress_parse(argc, argv, &cfg, err, sizeof err)) {
   case STRESS_PARSE_RUN: break;
   case STRESS_PARSE_HELP: stress_usage(stdout); return 0;

@@ -97,4 +97,7 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
                                       char *err, size_t errsize);
 void stress_usage(FILE *out);
 
+/* fastlock-stress ipc (stress-ipc.c): its own options, its own run.  */
+int stress_ipc_main(int argc, char **argv);
+
 #endif /* FASTLOCK_STRESS_STRESS_H */

@@ -1,0 +1,36 @@
+## src/ipc/module.mk: the IPC module's part of the build (included from Makefile.am).
+libfastlock_core_la_SOURCES += src/ipc/ipc-internal.h src/ipc/region.c \
+	src/ipc/lock.c src/ipc/liveness.c src/ipc/objects.c src/ipc/sem.c \
+	src/ipc/mutex.c src/ipc/event.c src/ipc/wait.c src/ipc/supervise.c
+fastlockinclude_HEADERS += include/fastlock/ipc.h
+fl_unit_tests += tests/test-ipc
+tests_test_ipc_SOURCES = tests/test-ipc.c
+fl_unit_tests += tests/test-ipc-death
+tests_test_ipc_death_SOURCES = tests/test-ipc-death.c
+
+# The torture, briefly in make check; for 30 s in check-ipc-torture
+# (part of check-all).
+TESTS += tests/test-ipc-stress.sh
+EXTRA_DIST += tests/test-ipc-stress.sh
+check-ipc-torture: fastlock-stress$(EXEEXT)
+	$(FL_TEST_RUNNER) ./fastlock-stress$(EXEEXT) ipc --duration 30 --slack-ms 2000
+.PHONY: check-ipc-torture
+
+# The worked example (examples/): built by make, not installed; its demo
+# script runs in make check.
+noinst_PROGRAMS += examples/ipc-server examples/ipc-client
+examples_ipc_server_SOURCES = examples/ipc-server.c examples/ipc-common.h
+examples_ipc_server_LDADD = libfastlock.la
+examples_ipc_client_SOURCES = examples/ipc-client.c examples/ipc-common.h
+examples_ipc_client_LDADD = libfastlock.la
+TESTS += examples/ipc-demo.sh
+EXTRA_DIST += examples/ipc-demo.sh
+
+man3_MANS = doc/fl_ipc.3
+EXTRA_DIST += $(man3_MANS)
+
+# The same for 30 s with every second worker a 32-bit (i686) process.
+EXTRA_DIST += tools/check-ipc-mixed
+check-ipc-mixed: fastlock-stress$(EXEEXT)
+	$(SHELL) $(srcdir)/tools/check-ipc-mixed $(abs_top_srcdir) $(abs_top_builddir)
+.PHONY: check-ipc-mixed

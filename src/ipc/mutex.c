@@ -1,0 +1,86 @@
+/* src/ipc/mutex.c: mutexes (ipc-internal.h: a = owner's client tag, b =
+ * owner's thread id, c = recursion, d = abandoned).  Acquiring is a wait
+ * (wait.c); here are creating, releasing and reading.
+ *
+ *   state                   transitions
+ *   free (a = 0)            acquire -> owned by T, recursion 1
+ *   abandoned (a = 0, d)    acquire -> owned by T, recursion 1, d = 0, the
+ *                           acquirer told EOWNERDEAD (exactly once)
+ *   owned by T, c = k       T acquires -> k + 1; T releases -> k - 1, free
+ *                           at 0; T's process dies or is cut off ->
+ *                           abandoned (supervise.c)  */
+#include "config.h"
+
+#include "ipc/ipc-internal.h"
+
+#include <errno.h>
+
+int fl_ipc_mutex_create(fl_ipc_t *r, const char *name, int initially_owned,
+                        fl_ipc_obj_t *out)
+{
+  uint32_t v[4] = { 0, 0, 0, 0 };
+
+  if (r == NULL)
+    return EINVAL;
+  if (initially_owned) {
+    v[0] = r->tag;
+    v[1] = fl_ipc_tid();
+    v[2] = 1;
+  }
+  return fl_ipc_object_create(r, name, FL_IPC_MUTEX, v, out);
+}
+
+int fl_ipc_mutex_release(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *prev)
+{
+  struct fl_ipc_object *o;
+  uint32_t i;
+  int rc;
+
+  if (r == NULL)
+    return EINVAL;
+  if ((rc = fl_ipc_enter(r)) != 0)
+    return rc;
+  rc = fl_ipc_object_get(r, mutex, FL_IPC_MUTEX, &i);
+  if (rc == 0) {
+    o = &fl_ipc_objects(r)[i];
+    if (o->a != r->tag || o->b != fl_ipc_tid()) {
+      rc = EPERM;
+    } else {
+      if (prev != NULL)
+        *prev = o->c;
+      fl_ipc_set(r, &o->c, o->c - 1);
+      if (o->c == 0) {
+        fl_ipc_set(r, &o->a, 0);
+        fl_ipc_set(r, &o->b, 0);
+        fl_ipc_wake_scan(r);
+      }
+    }
+  }
+  fl_ipc_unlock(r);
+  return rc;
+}
+
+int fl_ipc_mutex_read(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *owner,
+                      uint32_t *tid, uint32_t *recursion)
+{
+  const struct fl_ipc_object *o;
+  uint32_t i;
+  int rc;
+
+  if (r == NULL)
+    return EINVAL;
+  if ((rc = fl_ipc_enter(r)) != 0)
+    return rc;
+  rc = fl_ipc_object_get(r, mutex, FL_IPC_MUTEX, &i);
+  if (rc == 0) {
+    o = &fl_ipc_objects(r)[i];
+    if (owner != NULL)
+      *owner = o->a;
+    if (tid != NULL)
+      *tid = o->b;
+    if (recursion != NULL)
+      *recursion = o->c;
+  }
+  fl_ipc_unlock(r);
+  return rc;
+}

@@ -1,0 +1,326 @@
+/* src/ipc/wait.c: waiting for any or all of several objects.
+ *
+ * A wait first tries to acquire under the region lock.  If it cannot, it
+ * asks whether the owner of each mutex in its way is still alive
+ * (liveness.c) and cleans up after any that died, which may free the
+ * mutex at once; otherwise it fills a wait slot (ipc-internal.h: the
+ * objects, any or all, the thread, a ticket), takes a reference on each
+ * object for as long as it waits (so a close by another thread of the
+ * process cannot free an object under it), and sleeps on the slot's state
+ * word, FL_IPC_PROBE_MS at most at a time.
+ *
+ * Wakers: every operation that can make an object acquirable (a release,
+ * a set, a pulse, an abandonment) calls fl_ipc_wake_scan before leaving
+ * the lock.  It visits the WAITING slots oldest ticket first and grants
+ * each one that can be satisfied now: it acquires the objects for that
+ * waiter (wait-any: the first acquirable in its array; wait-all: all of
+ * them, checked first, so all or nothing), records the result, marks the
+ * slot GRANTED and queues its futex word for waking after the unlock.
+ * One pass suffices: a grant only takes from what is available, so a slot
+ * that could not be satisfied earlier in the pass cannot be later in it.
+ * Before granting, the waker makes sure the waiter's process still runs
+ * (liveness.c; one system call per grant, on the contended path only).
+ * Each grant ends with a checkpoint (lock.c), since the state between
+ * two grants is consistent.
+ *
+ * The waiter, woken or timed out, takes the lock and reads its slot
+ * there: GRANTED is final (a grant a dying waker left half done was
+ * undone before anyone could take the lock); WAITING past its deadline
+ * gives up (ETIMEDOUT, nothing acquired); WAITING otherwise probes the
+ * mutex owners again and sleeps again.  A waker and a timing-out waiter
+ * are ordered by the lock, so a wait either succeeds or times out, never
+ * both; a waiter's death leaves a slot that the clean-up frees.  */
+#include "config.h"
+
+#include "ipc/ipc-internal.h"
+#include "sys/clock.h"
+#include "sys/futex.h"
+
+#include <errno.h>
+
+int fl_ipc_can_acquire(const struct fl_ipc_object *o, uint32_t tag,
+                       uint32_t tid)
+{
+  switch (o->type) {
+  case FL_IPC_SEM:
+    return o->a > 0;
+  case FL_IPC_MUTEX:
+    /* Free, or ours (recursion, up to what the count can hold).  */
+    return o->a == 0 || (o->a == tag && o->b == tid && o->c != UINT32_MAX);
+  case FL_IPC_EVENT:
+  case FL_IPC_EVENT_MANUAL:
+    return o->a != 0;
+  default:
+    return 0;
+  }
+}
+
+int fl_ipc_acquire(fl_ipc_t *r, struct fl_ipc_object *o, uint32_t tag,
+                   uint32_t tid)
+{
+  int abandoned = 0;
+
+  switch (o->type) {
+  case FL_IPC_SEM:
+    fl_ipc_set(r, &o->a, o->a - 1);
+    break;
+  case FL_IPC_MUTEX:
+    abandoned = o->d != 0;
+    fl_ipc_set(r, &o->d, 0);
+    fl_ipc_set(r, &o->a, tag);
+    fl_ipc_set(r, &o->b, tid);
+    fl_ipc_set(r, &o->c, o->c + 1);
+    break;
+  case FL_IPC_EVENT:
+    fl_ipc_set(r, &o->a, 0);
+    break;
+  default:
+    break;
+  }
+  return abandoned;
+}
+
+/* Acquire for (tag, tid) now if the wait can be satisfied: 1 (and
+ * *result, *abandoned) if so.  Any: *result is the index acquired and
+ * *abandoned 1 if it was an abandoned mutex.  All: *abandoned and
+ * *result are the low and high halves of the mask of abandoned ones.  */
+static int try_acquire(fl_ipc_t *r, const uint32_t *idx, uint32_t n, int all,
+                       uint32_t tag, uint32_t tid, uint32_t *result,
+                       uint32_t *abandoned)
+{
+  struct fl_ipc_object *o = fl_ipc_objects(r);
+  uint64_t mask = 0;
+  uint32_t i;
+
+  if (!all) {
+    for (i = 0; i < n; i++)
+      if (fl_ipc_can_acquire(&o[idx[i]], tag, tid)) {
+        *result = i;
+        *abandoned = (uint32_t)fl_ipc_acquire(r, &o[idx[i]], tag, tid);
+        return 1;
+      }
+    return 0;
+  }
+  for (i = 0; i < n; i++)
+    if (!fl_ipc_can_acquire(&o[idx[i]], tag, tid))
+      return 0;
+  for (i = 0; i < n; i++)
+    if (fl_ipc_acquire(r, &o[idx[i]], tag, tid))
+      mask |= (uint64_t)1 << i;
+  *abandoned = (uint32_t)mask;
+  *result = (uint32_t)(mask >> 32);
+  return 1;
+}
+
+void fl_ipc_wake_scan(fl_ipc_t *r)
+{
+  struct fl_ipc_hdr *h = fl_ipc_hdr(r);
+  struct fl_ipc_wait *w = fl_ipc_waits(r);
+  uint32_t bound = UINT32_MAX, left = h->nwaiting;
+
+  /* The caller's own operation is complete: a consistent state.  */
+  fl_ipc_checkpoint(r);
+  /* Oldest first: age = next ticket - ticket, and each round takes the
+   * oldest slot younger than the one before.  */
+  while (left > 0) {
+    uint32_t i, best = h->nwaits, best_age = 0, result, abandoned;
+
+    for (i = 0; i < h->nwaits; i++) {
+      uint32_t age = h->ticket - w[i].ticket;
+      if (w[i].state == FL_IPC_WAIT_WAITING && age < bound
+          && (best == h->nwaits || age > best_age)) {
+        best = i;
+        best_age = age;
+      }
+    }
+    if (best == h->nwaits)
+      break;
+    bound = best_age;
+    left--;
+    /* A waiter whose process died since it queued would take the units
+     * to its grave: drop its slot instead (its references and anything
+     * else it held go when its client is cleaned up).  */
+    if (FL_IPC_TAG_INDEX(w[best].client) != r->client
+        && !fl_ipc_client_alive(r, FL_IPC_TAG_INDEX(w[best].client))) {
+      fl_ipc_set(r, &w[best].state, FL_IPC_WAIT_FREE);
+      fl_ipc_set(r, &h->nwaiting, h->nwaiting - 1);
+      fl_ipc_checkpoint(r);
+      continue;
+    }
+    if (try_acquire(r, w[best].obj, w[best].n, (int)w[best].all,
+                    w[best].client, w[best].tid, &result, &abandoned)) {
+      fl_ipc_set(r, &w[best].result, result);
+      fl_ipc_set(r, &w[best].abandoned, abandoned);
+      fl_ipc_set(r, &w[best].state, FL_IPC_WAIT_GRANTED);
+      fl_ipc_set(r, &h->nwaiting, h->nwaiting - 1);
+      fl_ipc_wake_later(r, &w[best].state);
+      fl_ipc_checkpoint(r);
+    }
+  }
+}
+
+/* Clean up after the dead owners of mutexes in the way: 1 if any.  */
+static int reap_owners(fl_ipc_t *r, const uint32_t *idx, uint32_t n)
+{
+  const struct fl_ipc_object *o = fl_ipc_objects(r);
+  const struct fl_ipc_client *c = fl_ipc_clients(r);
+  uint32_t i, owner;
+  int found = 0;
+
+  for (i = 0; i < n; i++) {
+    if (o[idx[i]].type != FL_IPC_MUTEX || o[idx[i]].a == 0
+        || o[idx[i]].a == r->tag)
+      continue;
+    owner = FL_IPC_TAG_INDEX(o[idx[i]].a);
+    if (c[owner].state == FL_IPC_CLIENT_LIVE && !fl_ipc_client_alive(r, owner)) {
+      fl_ipc_cleanup(r, owner, FL_IPC_CLIENT_DEAD);
+      found = 1;
+    }
+  }
+  return found;
+}
+
+/* The wait slot is done with: free it and drop the wait's references. */
+static void finish(fl_ipc_t *r, struct fl_ipc_wait *w)
+{
+  uint32_t i;
+
+  if (w->state == FL_IPC_WAIT_WAITING)
+    fl_ipc_set(r, &fl_ipc_hdr(r)->nwaiting, fl_ipc_hdr(r)->nwaiting - 1);
+  fl_ipc_set(r, &w->state, FL_IPC_WAIT_FREE);
+  fl_ipc_checkpoint(r);
+  for (i = 0; i < w->n; i++) {
+    fl_ipc_unref(r, r->client, w->obj[i], 1);
+    fl_ipc_checkpoint(r);
+  }
+}
+
+static int past(clockid_t clock, const struct timespec *abstime)
+{
+  return abstime != NULL
+    && fl_clock_ns(clock) >= (int64_t)abstime->tv_sec * FL_NSEC_PER_SEC + abstime->tv_nsec;
+}
+
+/* Sleep on the slot until woken, a probe interval, or the deadline.  */
+static void nap(const struct fl_ipc_wait *w, clockid_t clock,
+                const struct timespec *abstime)
+{
+  int64_t probe = FL_IPC_PROBE_MS * (int64_t)1000000, left;
+  struct timespec until;
+
+  if (abstime != NULL) {
+    left = (int64_t)abstime->tv_sec * FL_NSEC_PER_SEC + abstime->tv_nsec
+      - fl_clock_ns(clock);
+    if (left < probe)
+      probe = left > 0 ? left : 0;
+  }
+  until = fl_deadline_after_ns(CLOCK_MONOTONIC, probe);
+  fl_futex_wait(&w->state, FL_IPC_WAIT_WAITING, 1, CLOCK_MONOTONIC, &until);
+}
+
+static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
+                        int all, clockid_t clock,
+                        const struct timespec *abstime, uint32_t *index,
+                        uint64_t *mask)
+{
+  struct fl_ipc_hdr *h;
+  struct fl_ipc_wait *w;
+  uint32_t idx[FL_IPC_WAIT_MAX], i, k, tid, ticket, result, abandoned;
+  int rc;
+
+  if (r == NULL || objs == NULL || n == 0
+      || (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
+      || (abstime != NULL && !fl_timespec_valid(abstime)))
+    return EINVAL;
+  if (n > FL_IPC_WAIT_MAX)
+    return E2BIG;
+  tid = fl_ipc_tid();
+  if ((rc = fl_ipc_enter(r)) != 0)
+    return rc;
+  h = fl_ipc_hdr(r);
+  for (i = 0; i < n; i++) {
+    if ((rc = fl_ipc_object_get(r, objs[i], 0, &idx[i])) != 0)
+      goto out;
+    for (k = 0; all && k < i; k++)
+      if (idx[k] == idx[i]) {
+        rc = EINVAL;
+        goto out;
+      }
+  }
+  do {
+    if (try_acquire(r, idx, n, all, r->tag, tid, &result, &abandoned))
+      goto done;
+  } while (reap_owners(r, idx, n));
+  if (past(clock, abstime)) {
+    rc = ETIMEDOUT;
+    goto out;
+  }
+  w = fl_ipc_waits(r);
+  for (k = 0; k < h->nwaits && w[k].state != FL_IPC_WAIT_FREE; k++)
+    continue;
+  if (k == h->nwaits) {
+    rc = EAGAIN;
+    goto out;
+  }
+  w += k;
+  ticket = h->ticket;
+  fl_ipc_set(r, &h->ticket, ticket + 1);
+  fl_ipc_set(r, &w->client, r->tag);
+  fl_ipc_set(r, &w->tid, tid);
+  fl_ipc_set(r, &w->ticket, ticket);
+  fl_ipc_set(r, &w->n, n);
+  fl_ipc_set(r, &w->all, (uint32_t)all);
+  for (i = 0; i < n; i++) {
+    fl_ipc_set(r, &w->obj[i], idx[i]);
+    fl_ipc_ref(r, r->client, idx[i]);
+  }
+  fl_ipc_set(r, &h->nwaiting, h->nwaiting + 1);
+  fl_ipc_set(r, &w->state, FL_IPC_WAIT_WAITING);
+  for (;;) {
+    fl_ipc_unlock(r);
+    nap(w, clock, abstime);
+    /* ENOTCONN: cut off; the clean-up has cancelled the slot and dropped
+     * our references, and it is no longer ours to touch.  */
+    if ((rc = fl_ipc_enter(r)) != 0)
+      return rc;
+    if (w->state == FL_IPC_WAIT_GRANTED) {
+      result = w->result;
+      abandoned = w->abandoned;
+      finish(r, w);
+      goto done;
+    }
+    if (past(clock, abstime)) {
+      finish(r, w);
+      rc = ETIMEDOUT;
+      goto out;
+    }
+    /* A clean-up here may grant this very wait: the nap then returns at
+     * once (the state is no longer WAITING) and the top takes it.  */
+    reap_owners(r, w->obj, w->n);
+  }
+done:
+  if (!all && index != NULL)
+    *index = result;
+  if (all && mask != NULL)
+    *mask = (uint64_t)result << 32 | abandoned;
+  rc = abandoned != 0 || (all && result != 0) ? EOWNERDEAD : 0;
+out:
+  fl_ipc_unlock(r);
+  return rc;
+}
+
+int fl_ipc_wait_any(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
+                    clockid_t clock, const struct timespec *abstime,
+                    uint32_t *index)
+{
+  return wait_objects(r, n, objs, 0, clock, abstime, index, NULL);
+}
+
+int fl_ipc_wait_all(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
+                    clockid_t clock, const struct timespec *abstime,
+                    uint64_t *abandoned)
+{
+  if (abandoned != NULL)
+    *abandoned = 0;
+  return wait_objects(r, n, objs, 1, clock, abstime, NULL, abandoned);
+}

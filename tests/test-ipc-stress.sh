@@ -1,0 +1,53 @@
+#!/bin/sh
+# tests/test-ipc-stress.sh: fastlock-stress ipc, briefly: eight processes
+# waiting at random while one is SIGKILLed every 5 ms must end in
+# SUCCESS; the broken wait-all (the negative control) must end in FAILURE
+# with partial acquisitions seen.  The deadline slack is generous (5 s:
+# a wait that overruns by that much is stuck, not slow), so that a loaded
+# machine does not fail the test.  Run from the build directory; the
+# program runs through $FL_TEST_RUNNER (qemu-user for a foreign build).
+
+set -u
+runner=${FL_TEST_RUNNER:-}
+out=$(mktemp "${TMPDIR:-/tmp}/fl-ipc-stress.XXXXXX") || exit 99
+trap 'rm -f "$out"' EXIT
+failures=0
+
+# A shim that is atomic within one process only (sysmips), or correct
+# only while one thread runs at a time (a uniprocessor build: natively
+# the torture keeps its processes on one CPU, under QEMU nothing can),
+# cannot run processes that share a region.
+config=include/fastlock/config.h
+if grep -q '^#define FL_ATOMICS_ASM 1' "$config" &&
+   grep -q '^#define FL_MIPS_SYSMIPS 1' "$config"; then
+	echo "SKIP: the sysmips shim is atomic within one process only"
+	exit 77
+fi
+if [ -n "$runner" ] && grep -q '^#define FL_UNIPROCESSOR 1' "$config"; then
+	echo "SKIP: a uniprocessor build under $runner"
+	exit 77
+fi
+
+# shellcheck disable=SC2086  # the runner is a command with arguments
+$runner ./fastlock-stress ipc --duration 3 --slack-ms 5000 --seed 1 >"$out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^End of test: SUCCESS$' "$out"; then
+	echo "ok: fastlock-stress ipc: SUCCESS"
+else
+	echo "FAIL: fastlock-stress ipc (exit $rc):"
+	sed 's/^/    /' "$out"
+	failures=$((failures + 1))
+fi
+
+# shellcheck disable=SC2086
+$runner ./fastlock-stress ipc --impl broken --duration 2 --seed 1 >"$out" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^End of test: FAILURE$' "$out" \
+   && grep -q 'wait-all seen partial' "$out"; then
+	echo "ok: fastlock-stress ipc --impl broken: FAILURE, partial wait-all seen"
+else
+	echo "FAIL: the negative control was not caught (exit $rc):"
+	sed 's/^/    /' "$out"
+	failures=$((failures + 1))
+fi
+exit $((failures != 0))

@@ -1,0 +1,687 @@
+/* tests/test-ipc.c: <fastlock/ipc.h> in one process: every call, every
+ * error path, the semantics of each object type, wait-any and wait-all,
+ * and the region layout 32- and 64-bit processes must agree on.  The
+ * tests with dead processes are in test-ipc-death.c.  */
+#include "config.h"
+
+#include <fastlock/ipc.h>
+
+#include "ipc/ipc-internal.h"
+#include "sys/clock.h"
+
+#include "fl-check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define LONG_NS (30 * (int64_t)FL_NSEC_PER_SEC)   /* "never" for a test */
+
+static char region_name[64];
+static fl_ipc_t *r;
+
+static void setup(void)
+{
+  snprintf(region_name, sizeof region_name, "/fl-test-ipc-%d", (int)getpid());
+  fl_ipc_unlink(region_name);
+  ck_assert_int_eq(fl_ipc_create(region_name, 64, 8, &r), 0);
+}
+
+static void teardown(void)
+{
+  ck_assert_int_eq(fl_ipc_close(r), 0);
+  fl_ipc_unlink(region_name);
+}
+
+static struct timespec past_deadline(void)
+{
+  return fl_deadline_after_ns(CLOCK_MONOTONIC, -1);
+}
+
+/* The number of waiting threads, read as the library reads it.  */
+static uint32_t waiting(void)
+{
+  uint32_t n;
+
+  fl_ipc_lock(r);
+  n = fl_ipc_hdr(r)->nwaiting;
+  fl_ipc_unlock(r);
+  return n;
+}
+
+static struct timespec later(int64_t ns)
+{
+  return fl_deadline_after_ns(CLOCK_MONOTONIC, ns);
+}
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(layout_fixed)
+{
+  /* The same in every ABI: only 32-bit words, no pointers.  */
+  ck_assert_uint_eq(sizeof(struct fl_ipc_hdr), 128);
+  ck_assert_uint_eq(sizeof(struct fl_ipc_undo), 8);
+  ck_assert_uint_eq(sizeof(struct fl_ipc_client), 72);
+  ck_assert_uint_eq(sizeof(struct fl_ipc_object), 128);
+  ck_assert_uint_eq(offsetof(struct fl_ipc_object, rwsem), 32);
+  ck_assert_uint_eq(sizeof(struct fl_ipc_wait), 288);
+  ck_assert_uint_eq(sizeof(fl_ipc_obj_t), 8);
+}
+END_TEST
+
+START_TEST(region_size_errors)
+{
+  size_t size;
+
+  ck_assert_int_eq(fl_ipc_region_size(0, 1, &size), EINVAL);
+  ck_assert_int_eq(fl_ipc_region_size(1, 0, &size), EINVAL);
+  ck_assert_int_eq(fl_ipc_region_size(FL_IPC_OBJECTS_MAX + 1, 1, &size), EINVAL);
+  ck_assert_int_eq(fl_ipc_region_size(1, FL_IPC_CLIENTS_MAX + 1, &size), EINVAL);
+  ck_assert_int_eq(fl_ipc_region_size(16, 4, &size), 0);
+  ck_assert_uint_gt(size, 16 * sizeof(struct fl_ipc_object));
+}
+END_TEST
+
+START_TEST(create_open_errors)
+{
+  fl_ipc_t *r2;
+
+  ck_assert_int_eq(fl_ipc_create(region_name, 4, 4, &r2), EEXIST);
+  ck_assert_int_eq(fl_ipc_create(NULL, 4, 4, &r2), EINVAL);
+  ck_assert_int_eq(fl_ipc_create("/fl-test-ipc-x", 0, 4, &r2), EINVAL);
+  ck_assert_int_eq(fl_ipc_open("/fl-test-ipc-does-not-exist", &r2), ENOENT);
+  ck_assert_int_eq(fl_ipc_open(NULL, &r2), EINVAL);
+  ck_assert_int_eq(fl_ipc_unlink("/fl-test-ipc-does-not-exist"), ENOENT);
+  ck_assert_int_eq(fl_ipc_unlink(NULL), EINVAL);
+  ck_assert_int_eq(fl_ipc_close(NULL), EINVAL);
+}
+END_TEST
+
+/* A shared memory object that is not (yet) a region.  */
+static int foreign_shm(const char *name, size_t size, uint32_t word0,
+                       uint32_t word1)
+{
+  int fd = shm_open(name, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  uint32_t words[2] = { word0, word1 };
+
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+  if (size >= sizeof words)
+    ck_assert_int_eq(pwrite(fd, words, sizeof words, 0), (ssize_t)sizeof words);
+  return fd;
+}
+
+START_TEST(open_not_a_region)
+{
+  const char *name = "/fl-test-ipc-foreign";
+  fl_ipc_t *r2;
+
+  close(foreign_shm(name, 0, 0, 0));
+  ck_assert_int_eq(fl_ipc_open(name, &r2), EAGAIN);      /* not sized yet */
+  close(foreign_shm(name, 4096, 0, 0));
+  ck_assert_int_eq(fl_ipc_open(name, &r2), EAGAIN);      /* not formatted */
+  close(foreign_shm(name, 4096, 0xdeadbeef, 1));
+  ck_assert_int_eq(fl_ipc_open(name, &r2), EBADMSG);
+  close(foreign_shm(name, 4096, FL_IPC_MAGIC, FL_IPC_VERSION + 1));
+  ck_assert_int_eq(fl_ipc_open(name, &r2), EPROTO);
+  close(foreign_shm(name, 4096, FL_IPC_MAGIC, FL_IPC_VERSION));
+  ck_assert_int_eq(fl_ipc_open(name, &r2), EBADMSG);      /* sizes wrong */
+  fl_ipc_unlink(name);
+}
+END_TEST
+
+START_TEST(open_second_view)
+{
+  fl_ipc_t *r2;
+  fl_ipc_obj_t s, s2;
+  uint32_t count;
+
+  ck_assert_int_eq(fl_ipc_sem_create(r, "sem", 2, 5, &s), 0);
+  ck_assert_int_eq(fl_ipc_open(region_name, &r2), 0);
+  ck_assert_uint_ne(fl_ipc_client_id(r2), fl_ipc_client_id(r));
+  ck_assert_int_eq(fl_ipc_obj_open(r2, "sem", &s2), 0);
+  ck_assert_uint_eq(s2.id, s.id);
+  ck_assert_int_eq(fl_ipc_sem_release(r2, s2, 1, NULL), 0);
+  ck_assert_int_eq(fl_ipc_sem_read(r, s, &count, NULL), 0);
+  ck_assert_uint_eq(count, 3);
+  ck_assert_int_eq(fl_ipc_close(r2), 0);
+}
+END_TEST
+
+START_TEST(clients_full)
+{
+  const char *name = "/fl-test-ipc-full";
+  fl_ipc_t *a, *b;
+
+  fl_ipc_unlink(name);
+  ck_assert_int_eq(fl_ipc_create(name, 4, 1, &a), 0);
+  ck_assert_int_eq(fl_ipc_open(name, &b), EUSERS);
+  ck_assert_int_eq(fl_ipc_close(a), 0);
+  ck_assert_int_eq(fl_ipc_open(name, &b), 0);             /* slot free again */
+  ck_assert_int_eq(fl_ipc_close(b), 0);
+  ck_assert_int_eq(fl_ipc_unlink(name), 0);
+}
+END_TEST
+
+START_TEST(attach_memfd)
+{
+  size_t size;
+  void *mem;
+  fl_ipc_t *a, *b;
+  fl_ipc_obj_t e, e2;
+  int fd, prev;
+
+  ck_assert_int_eq(fl_ipc_region_size(8, 4, &size), 0);
+  fd = memfd_create("fl-test-ipc", MFD_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+  mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ck_assert_ptr_ne(mem, MAP_FAILED);
+  ck_assert_int_eq(fl_ipc_attach(mem, size, fd, &a), EAGAIN);
+  ck_assert_int_eq(fl_ipc_format(mem, size - 1, 8, 4), ENOSPC);
+  ck_assert_int_eq(fl_ipc_format((char *)mem + 1, size, 8, 4), EINVAL);
+  ck_assert_int_eq(fl_ipc_format(mem, size, 0, 4), EINVAL);
+  ck_assert_int_eq(fl_ipc_format(mem, size, 8, 4), 0);
+  ck_assert_int_eq(fl_ipc_attach(mem, size, -1, &a), EBADF);
+  ck_assert_int_eq(fl_ipc_attach(NULL, size, fd, &a), EINVAL);
+  ck_assert_int_eq(fl_ipc_attach(mem, 64, fd, &a), EBADMSG);
+  ck_assert_int_eq(fl_ipc_attach(mem, size, fd, &a), 0);
+  ck_assert_int_eq(fl_ipc_attach(mem, size, fd, &b), 0);
+  ck_assert_int_eq(fl_ipc_event_create(a, "ev", 1, 0, &e), 0);
+  ck_assert_int_eq(fl_ipc_obj_open(b, "ev", &e2), 0);
+  ck_assert_int_eq(fl_ipc_event_set(b, e2, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+  ck_assert_int_eq(fl_ipc_event_read(a, e, &prev), 0);
+  ck_assert_int_eq(prev, 1);
+  ck_assert_int_eq(fl_ipc_close(b), 0);
+  ck_assert_int_eq(fl_ipc_close(a), 0);
+  munmap(mem, size);
+  close(fd);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(names_and_references)
+{
+  fl_ipc_obj_t m, m2, anon, anon2;
+  char longname[FL_IPC_NAME_MAX + 2];
+  int type;
+
+  memset(longname, 'x', sizeof longname - 1);
+  longname[sizeof longname - 1] = '\0';
+  ck_assert_int_eq(fl_ipc_mutex_create(r, longname, 0, &m), ENAMETOOLONG);
+  ck_assert_int_eq(fl_ipc_obj_open(r, longname, &m), ENAMETOOLONG);
+  longname[FL_IPC_NAME_MAX] = '\0';
+  ck_assert_int_eq(fl_ipc_mutex_create(r, longname, 0, &m), 0);
+  ck_assert_int_eq(fl_ipc_obj_close(r, m), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 0, &m), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 0, &m2), EEXIST);
+  ck_assert_int_eq(fl_ipc_sem_create(r, "m", 0, 1, &m2), EEXIST);
+  ck_assert_int_eq(fl_ipc_obj_open(r, "nothing", &m2), ENOENT);
+  ck_assert_int_eq(fl_ipc_obj_open(r, "", &m2), EINVAL);
+  ck_assert_int_eq(fl_ipc_obj_open(r, NULL, &m2), EINVAL);
+  ck_assert_int_eq(fl_ipc_obj_open(r, "m", &m2), 0);
+  ck_assert_int_eq(fl_ipc_obj_type(r, m2, &type), 0);
+  ck_assert_int_eq(type, FL_IPC_MUTEX);
+  ck_assert_int_eq(fl_ipc_obj_dup(r, m2), 0);
+  /* Three references: the object outlives two closes.  */
+  ck_assert_int_eq(fl_ipc_obj_close(r, m), 0);
+  ck_assert_int_eq(fl_ipc_obj_close(r, m), 0);
+  ck_assert_int_eq(fl_ipc_obj_open(r, "m", &m2), 0);
+  ck_assert_int_eq(fl_ipc_obj_close(r, m2), 0);
+  ck_assert_int_eq(fl_ipc_obj_close(r, m2), 0);
+  /* Freed: the name is gone and the handle is stale.  */
+  ck_assert_int_eq(fl_ipc_obj_open(r, "m", &m2), ENOENT);
+  ck_assert_int_eq(fl_ipc_obj_close(r, m), EBADF);
+  ck_assert_int_eq(fl_ipc_obj_type(r, m, &type), EBADF);
+  ck_assert_int_eq(fl_ipc_obj_dup(r, m), EBADF);
+  /* Anonymous objects do not collide.  */
+  ck_assert_int_eq(fl_ipc_event_create(r, NULL, 0, 0, &anon), 0);
+  ck_assert_int_eq(fl_ipc_event_create(r, "", 0, 0, &anon2), 0);
+  ck_assert_uint_ne(anon.id, anon2.id);
+  /* The slot of m is reused by a new object: m stays stale.  */
+  ck_assert_int_eq(fl_ipc_obj_type(r, m, &type), EBADF);
+}
+END_TEST
+
+START_TEST(table_full)
+{
+  fl_ipc_obj_t o;
+  int i, rc = 0;
+
+  for (i = 0; i < 64 && rc == 0; i++)
+    rc = fl_ipc_sem_create(r, NULL, 0, 1, &o);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, 1, &o), ENOSPC);
+}
+END_TEST
+
+START_TEST(handle_errors)
+{
+  const char *name = "/fl-test-ipc-other";
+  fl_ipc_t *other;
+  fl_ipc_obj_t s, foreign, rw, bogus;
+  uint32_t index;
+
+  fl_ipc_unlink(name);
+  ck_assert_int_eq(fl_ipc_create(name, 4, 2, &other), 0);
+  ck_assert_int_eq(fl_ipc_sem_create(other, "s", 1, 1, &foreign), 0);
+  ck_assert_int_eq(fl_ipc_sem_create(r, "s", 1, 1, &s), 0);
+  ck_assert_int_eq(fl_ipc_rwsem_create(r, "rw", &rw), 0);
+  /* Foreign: same slot, another region.  */
+  ck_assert_int_eq(fl_ipc_sem_release(r, foreign, 1, NULL), EBADF);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &foreign, CLOCK_MONOTONIC, NULL, &index),
+                   EBADF);
+  bogus = s;
+  bogus.id = 1000;                                  /* index out of range */
+  ck_assert_int_eq(fl_ipc_sem_release(r, bogus, 1, NULL), EBADF);
+  /* Wrong type.  */
+  ck_assert_int_eq(fl_ipc_mutex_release(r, s, NULL), EINVAL);
+  ck_assert_int_eq(fl_ipc_event_set(r, s, NULL), EINVAL);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, s, NULL, NULL, NULL), EINVAL);
+  ck_assert_int_eq(fl_ipc_event_read(r, s, NULL), EINVAL);
+  ck_assert_int_eq(fl_ipc_sem_read(r, rw, NULL, NULL), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &rw, CLOCK_MONOTONIC, NULL, &index), EINVAL);
+  /* Closed by this process.  */
+  ck_assert_int_eq(fl_ipc_obj_close(r, s), 0);
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, 1, NULL), EBADF);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 1, &s, CLOCK_MONOTONIC, NULL, NULL), EBADF);
+  ck_assert_int_eq(fl_ipc_close(other), 0);
+  fl_ipc_unlink(name);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(semaphore)
+{
+  fl_ipc_obj_t s;
+  uint32_t prev, count, max, index;
+  struct timespec now = past_deadline();
+
+  ck_assert_int_eq(fl_ipc_sem_create(r, "s", 2, 0, &s), EINVAL);
+  ck_assert_int_eq(fl_ipc_sem_create(r, "s", 3, 2, &s), EINVAL);
+  ck_assert_int_eq(fl_ipc_sem_create(r, "s", 1, 3, &s), 0);
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, 0, &prev), EINVAL);
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, 2, &prev), 0);
+  ck_assert_uint_eq(prev, 1);
+  prev = 77;
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, 1, &prev), EOVERFLOW);
+  ck_assert_uint_eq(prev, 77);
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, UINT32_MAX, NULL), EOVERFLOW);
+  ck_assert_int_eq(fl_ipc_sem_read(r, s, &count, &max), 0);
+  ck_assert_uint_eq(count, 3);
+  ck_assert_uint_eq(max, 3);
+  for (count = 0; count < 3; count++)
+    ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_MONOTONIC, &now, &index), 0);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_MONOTONIC, &now, &index), ETIMEDOUT);
+  ck_assert_int_eq(fl_ipc_sem_read(r, s, &count, NULL), 0);
+  ck_assert_uint_eq(count, 0);
+}
+END_TEST
+
+struct waiter {
+  fl_ipc_obj_t objs[4];
+  uint32_t n;
+  int all;
+  int rc;
+  uint32_t index;
+};
+
+static void *wait_thread(void *arg)
+{
+  struct waiter *w = arg;
+  struct timespec d = later(LONG_NS);
+
+  w->rc = w->all ? fl_ipc_wait_all(r, w->n, w->objs, CLOCK_MONOTONIC, &d, NULL)
+                 : fl_ipc_wait_any(r, w->n, w->objs, CLOCK_MONOTONIC, &d, &w->index);
+  return NULL;
+}
+
+/* Start a waiter thread and return once it sleeps in a wait slot.  */
+static pthread_t start_waiter(struct waiter *w, uint32_t waiting_before)
+{
+  pthread_t t;
+
+  ck_assert_int_eq(pthread_create(&t, NULL, wait_thread, w), 0);
+  while (waiting() == waiting_before)
+    usleep(1000);
+  return t;
+}
+
+START_TEST(mutex)
+{
+  fl_ipc_obj_t m;
+  uint32_t prev, owner, tid, rec, index;
+  struct timespec now = past_deadline();
+  struct waiter w = { .n = 1 };
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 1, &m), 0);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, m, &owner, &tid, &rec), 0);
+  ck_assert_uint_eq(owner, fl_ipc_client_id(r));
+  ck_assert_uint_eq(tid, (uint32_t)gettid());
+  ck_assert_uint_eq(rec, 1);
+  /* Recursion.  */
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), 0);
+  ck_assert_uint_eq(prev, 2);
+  /* Another thread of the same process is not the owner.  */
+  w.objs[0] = m;
+  pthread_t t = start_waiter(&w, 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), 0);
+  ck_assert_uint_eq(prev, 1);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(w.rc, 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), EPERM);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, m, &owner, &tid, &rec), 0);
+  ck_assert_uint_eq(owner, fl_ipc_client_id(r));
+  ck_assert_uint_ne(tid, (uint32_t)gettid());
+  ck_assert_uint_eq(rec, 1);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index), ETIMEDOUT);
+}
+END_TEST
+
+START_TEST(mutex_free_release)
+{
+  fl_ipc_obj_t m;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 0, &m), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), EPERM);
+}
+END_TEST
+
+START_TEST(events)
+{
+  fl_ipc_obj_t a, m;
+  struct timespec now = past_deadline();
+  uint32_t index;
+  int prev;
+
+  ck_assert_int_eq(fl_ipc_event_create(r, "auto", 0, 1, &a), 0);
+  ck_assert_int_eq(fl_ipc_event_create(r, "manual", 1, 0, &m), 0);
+  ck_assert_int_eq(fl_ipc_event_read(r, a, NULL), EINVAL);
+  /* Auto-reset: one wait takes it.  */
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &a, CLOCK_MONOTONIC, &now, &index), 0);
+  ck_assert_int_eq(fl_ipc_event_read(r, a, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &a, CLOCK_MONOTONIC, &now, &index), ETIMEDOUT);
+  /* Manual-reset: stays set for every wait.  */
+  ck_assert_int_eq(fl_ipc_event_set(r, m, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+  ck_assert_int_eq(fl_ipc_event_set(r, m, &prev), 0);
+  ck_assert_int_eq(prev, 1);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index), 0);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index), 0);
+  ck_assert_int_eq(fl_ipc_event_reset(r, m, &prev), 0);
+  ck_assert_int_eq(prev, 1);
+  ck_assert_int_eq(fl_ipc_event_reset(r, m, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index), ETIMEDOUT);
+  /* Pulse with nobody waiting: nothing stays set.  */
+  ck_assert_int_eq(fl_ipc_event_pulse(r, m, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+  ck_assert_int_eq(fl_ipc_event_read(r, m, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+}
+END_TEST
+
+static void pulse_case(int manual, int expect_woken)
+{
+  struct waiter w[3];
+  pthread_t t[3];
+  fl_ipc_obj_t e;
+  int i, woken = 0, prev;
+
+  ck_assert_int_eq(fl_ipc_event_create(r, "pulse", manual, 0, &e), 0);
+  for (i = 0; i < 3; i++) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].objs[0] = e;
+    w[i].n = 1;
+    t[i] = start_waiter(&w[i], (uint32_t)i);
+  }
+  ck_assert_int_eq(fl_ipc_event_pulse(r, e, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+  ck_assert_int_eq(fl_ipc_event_read(r, e, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+  /* The waiters not granted still wait: set the event for them (manual)
+   * or once each (auto), and count who the pulse woke by slot state.  */
+  woken = 3 - (int)waiting();
+  ck_assert_int_eq(woken, expect_woken);
+  for (i = 0; i < 3 - expect_woken; i++)
+    ck_assert_int_eq(fl_ipc_event_set(r, e, NULL), 0);
+  for (i = 0; i < 3; i++) {
+    pthread_join(t[i], NULL);
+    ck_assert_int_eq(w[i].rc, 0);
+  }
+}
+
+START_TEST(pulse_manual)
+{
+  pulse_case(1, 3);
+}
+END_TEST
+
+START_TEST(pulse_auto)
+{
+  pulse_case(0, 1);
+}
+END_TEST
+
+START_TEST(wait_any_order)
+{
+  fl_ipc_obj_t o[3];
+  struct timespec now = past_deadline();
+  uint32_t index = 99;
+
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, 1, &o[0]), 0);
+  ck_assert_int_eq(fl_ipc_event_create(r, NULL, 1, 1, &o[1]), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &o[2]), 0);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 3, o, CLOCK_MONOTONIC, &now, &index), 0);
+  ck_assert_uint_eq(index, 1);
+  ck_assert_int_eq(fl_ipc_event_reset(r, o[1], NULL), 0);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 3, o, CLOCK_REALTIME, NULL, &index), 0);
+  ck_assert_uint_eq(index, 2);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 3, o, CLOCK_MONOTONIC, &now, &index), 0);
+  ck_assert_uint_eq(index, 2);                      /* recursion */
+}
+END_TEST
+
+START_TEST(wait_errors)
+{
+  fl_ipc_obj_t o[FL_IPC_WAIT_MAX + 1];
+  struct timespec bad = { 0, FL_NSEC_PER_SEC };
+  struct timespec now = past_deadline();
+  uint32_t i, index;
+
+  for (i = 0; i < FL_IPC_WAIT_MAX; i++)
+    ck_assert_int_eq(fl_ipc_event_create(r, NULL, 1, 1, &o[i]), 0);
+  o[FL_IPC_WAIT_MAX] = o[1];
+  ck_assert_int_eq(fl_ipc_wait_any(r, 0, o, CLOCK_MONOTONIC, NULL, &index), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, NULL, CLOCK_MONOTONIC, NULL, &index), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(NULL, 1, o, CLOCK_MONOTONIC, NULL, &index), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(r, FL_IPC_WAIT_MAX + 1, o, CLOCK_MONOTONIC,
+                                   NULL, &index), E2BIG);
+  ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX + 1, o, CLOCK_MONOTONIC,
+                                   NULL, NULL), E2BIG);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, o, CLOCK_PROCESS_CPUTIME_ID, NULL, &index),
+                   EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, o, CLOCK_MONOTONIC, &bad, &index), EINVAL);
+  bad.tv_nsec = -1;
+  ck_assert_int_eq(fl_ipc_wait_all(r, 1, o, CLOCK_MONOTONIC, &bad, NULL), EINVAL);
+  /* 64 at once is fine; a duplicate is refused by wait-all only.  */
+  ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o, CLOCK_MONOTONIC, &now, NULL), 0);
+  ck_assert_int_eq(fl_ipc_wait_any(r, FL_IPC_WAIT_MAX, o + 1, CLOCK_MONOTONIC,
+                                   &now, &index), 0);
+  ck_assert_uint_eq(index, 0);
+  ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o + 1, CLOCK_MONOTONIC,
+                                   &now, NULL), EINVAL);
+}
+END_TEST
+
+START_TEST(wait_all_none_or_all)
+{
+  fl_ipc_obj_t o[2];
+  struct timespec now = past_deadline();
+  struct waiter w = { .n = 2, .all = 1 };
+  uint32_t owner, count;
+  pthread_t t;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &o[0]), 0);
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, 2, &o[1]), 0);
+  /* The semaphore is empty: the free mutex is not taken either.  */
+  ck_assert_int_eq(fl_ipc_wait_all(r, 2, o, CLOCK_MONOTONIC, &now, NULL), ETIMEDOUT);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, o[0], &owner, NULL, NULL), 0);
+  ck_assert_uint_eq(owner, 0);
+  /* A thread waits for both; one unit makes it take both at once.  */
+  w.objs[0] = o[0];
+  w.objs[1] = o[1];
+  t = start_waiter(&w, 0);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, o[0], &owner, NULL, NULL), 0);
+  ck_assert_uint_eq(owner, 0);
+  ck_assert_int_eq(fl_ipc_sem_release(r, o[1], 1, NULL), 0);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(w.rc, 0);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, o[0], &owner, NULL, NULL), 0);
+  ck_assert_uint_eq(owner, fl_ipc_client_id(r));
+  ck_assert_int_eq(fl_ipc_sem_read(r, o[1], &count, NULL), 0);
+  ck_assert_uint_eq(count, 0);
+}
+END_TEST
+
+START_TEST(wait_timeout)
+{
+  fl_ipc_obj_t s;
+  struct timespec d;
+  uint32_t index;
+  int64_t t0;
+
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, 1, &s), 0);
+  t0 = fl_clock_ns(CLOCK_REALTIME);
+  d = fl_deadline_after_ns(CLOCK_REALTIME, 50 * 1000000);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_REALTIME, &d, &index), ETIMEDOUT);
+  ck_assert_int_ge(fl_clock_ns(CLOCK_REALTIME) - t0, 50 * 1000000);
+  /* The wait slot is free again and the semaphore untouched.  */
+  ck_assert_uint_eq(waiting(), 0);
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, 1, NULL), 0);
+}
+END_TEST
+
+START_TEST(fifo_grants)
+{
+  struct waiter w[2];
+  pthread_t t[2];
+  fl_ipc_obj_t s;
+  int i;
+
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, 2, &s), 0);
+  for (i = 0; i < 2; i++) {
+    memset(&w[i], 0, sizeof w[i]);
+    w[i].objs[0] = s;
+    w[i].n = 1;
+    t[i] = start_waiter(&w[i], (uint32_t)i);
+  }
+  /* One unit: the first waiter (older ticket) gets it.  */
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, 1, NULL), 0);
+  pthread_join(t[0], NULL);
+  ck_assert_int_eq(w[0].rc, 0);
+  ck_assert_uint_eq(waiting(), 1);
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, 1, NULL), 0);
+  pthread_join(t[1], NULL);
+  ck_assert_int_eq(w[1].rc, 0);
+}
+END_TEST
+
+START_TEST(rwsem_object)
+{
+  fl_ipc_obj_t rw, rw2;
+  fl_rwsem_t *p, *p2;
+  int type;
+
+  ck_assert_int_eq(fl_ipc_rwsem_create(r, "rw", &rw), 0);
+  ck_assert_int_eq(fl_ipc_obj_type(r, rw, &type), 0);
+  ck_assert_int_eq(type, FL_IPC_RWSEM);
+  ck_assert_int_eq(fl_ipc_rwsem(r, rw, &p), 0);
+  ck_assert_int_eq(fl_ipc_rwsem(r, rw, NULL), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_write(p), 0);
+  ck_assert_int_eq(fl_ipc_obj_open(r, "rw", &rw2), 0);
+  ck_assert_int_eq(fl_ipc_rwsem(r, rw2, &p2), 0);
+  ck_assert_ptr_eq(p, p2);
+  ck_assert_int_eq(fl_rwsem_down_write_trylock(p2), EBUSY);
+  ck_assert_int_eq(fl_rwsem_up_write(p), 0);
+  ck_assert_int_eq(fl_ipc_sem_create(r, "s", 0, 1, &rw2), 0);
+  ck_assert_int_eq(fl_ipc_rwsem(r, rw2, &p2), EINVAL);
+}
+END_TEST
+
+START_TEST(undo_log)
+{
+  fl_ipc_obj_t s;
+  struct fl_ipc_object *o;
+  uint32_t count;
+
+  /* The log records, checkpoints drop: what a taker would undo.  */
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 1, 9, &s), 0);
+  o = &fl_ipc_objects(r)[FL_IPC_ID_INDEX(s.id)];
+  fl_ipc_lock(r);
+  fl_ipc_set(r, &o->a, 5);
+  fl_ipc_set(r, &o->a, 6);
+  fl_ipc_set(r, &o->a, 6);                          /* no change: no entry */
+  ck_assert_uint_eq(fl_ipc_hdr(r)->log_n, 2);
+  ck_assert_uint_eq(fl_ipc_log(r)[0].old, 1);
+  ck_assert_uint_eq(fl_ipc_log(r)[1].old, 5);
+  fl_ipc_unlock(r);
+  ck_assert_uint_eq(fl_ipc_hdr(r)->log_n, 0);
+  ck_assert_int_eq(fl_ipc_sem_read(r, s, &count, NULL), 0);
+  ck_assert_uint_eq(count, 6);
+}
+END_TEST
+
+static Suite *ipc_suite(void)
+{
+  Suite *s = suite_create("ipc");
+  TCase *tc = tcase_create("api");
+  TCase *tt = tcase_create("threads");
+
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, layout_fixed);
+  tcase_add_test(tc, region_size_errors);
+  tcase_add_test(tc, create_open_errors);
+  tcase_add_test(tc, open_not_a_region);
+  tcase_add_test(tc, open_second_view);
+  tcase_add_test(tc, clients_full);
+  tcase_add_test(tc, attach_memfd);
+  tcase_add_test(tc, names_and_references);
+  tcase_add_test(tc, table_full);
+  tcase_add_test(tc, handle_errors);
+  tcase_add_test(tc, semaphore);
+  tcase_add_test(tc, mutex_free_release);
+  tcase_add_test(tc, events);
+  tcase_add_test(tc, wait_any_order);
+  tcase_add_test(tc, wait_errors);
+  tcase_add_test(tc, wait_timeout);
+  tcase_add_test(tc, rwsem_object);
+  tcase_add_test(tc, undo_log);
+  suite_add_tcase(s, tc);
+  /* Cases with a second thread.  */
+  tcase_add_checked_fixture(tt, setup, teardown);
+  tcase_set_timeout(tt, 120);
+  tcase_set_tags(tt, FL_TAG_THREADS);
+  tcase_add_test(tt, mutex);
+  tcase_add_test(tt, pulse_manual);
+  tcase_add_test(tt, pulse_auto);
+  tcase_add_test(tt, wait_all_none_or_all);
+  tcase_add_test(tt, fifo_grants);
+  suite_add_tcase(s, tt);
+  return s;
+}
+
+int main(void)
+{
+  return fl_check_run(ipc_suite());
+}
