@@ -26,8 +26,7 @@ examples_ipc_client_LDADD = libfastlock.la
 TESTS += examples/ipc-demo.sh
 EXTRA_DIST += examples/ipc-demo.sh
 
-man3_MANS = doc/fl_ipc.3
-EXTRA_DIST += $(man3_MANS)
+man3_MANS += doc/fl_ipc.3
 
 # The same for 30 s with every second worker a 32-bit (i686) process.
 EXTRA_DIST += tools/check-ipc-mixed
