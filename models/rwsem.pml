@@ -110,6 +110,18 @@ byte grant;                  /* the writer (1 + index) granted the lock */
 #define LEASE_OK    true
 #endif
 
+/* CAS_FAIR (the progress checks): a waiter's read of the count word and
+ * the CAS that follows it are one step, i.e. a CAS retried against the
+ * same word eventually succeeds; weak fairness alone lets another
+ * process change the word between every read and CAS forever.  */
+#ifdef CAS_FAIR
+#define CAS_FAIR_BEGIN atomic {
+#define CAS_FAIR_END   }
+#else
+#define CAS_FAIR_BEGIN
+#define CAS_FAIR_END
+#endif
+
 #ifdef PSHARED
 #define CAN_DIE     (dead == 0)
 #else
@@ -221,7 +233,7 @@ end:
 /* up_read through the count word (also the undo of a failed T1): the
  * fastpath fetch_add of -READER and, for the last reader with SLOW
  * set, T4.  */
-inline up_read(c, ok, rw, n)
+inline up_read(c, ok, rw, ww, n)
 {
   atomic {
     ok = ((count & SLOW) != 0 && NR(count) == 1);
@@ -239,21 +251,29 @@ inline up_read(c, ok, rw, n)
         };
         if
         :: c == 0 -> break               /* nothing owed, or a newcomer owes it */
-        :: c & (RTURN|WPEND) ->
-           rw = ((c & RWAIT) && !(c & WPEND));
-T4:        cas(c, WITHSLOW(c & ~(RTURN|WPEND)), ok);
+        :: c != 0 ->
+           /* The leases end: RTURN and WPEND; RWAIT too unless WPEND was
+            * up (then the writers go first and RWAIT is kept).  ww: the
+            * writers are owed a wake, rw: the readers.  */
+           d_step {
+             rw = ((c & RWAIT) && !(c & WPEND));
+             ww = ((c & (RTURN|WPEND)) != 0)
+           };
+T4:        cas(c, WITHSLOW(c & ~(RTURN|WPEND|(rw * RWAIT))), ok);
            if
            :: ok ->
-              ok = false; bump_wseq(); wake_writers(n);
+              ok = false;
+              if
+              :: ww -> ww = false; bump_wseq(); wake_writers(n)
+              :: else -> skip
+              fi;
               if
               :: rw -> rw = false; bump_rseq(); wake_readers(n); n = 0
               :: else -> skip
               fi;
               break
-           :: else -> rw = false
+           :: else -> d_step { rw = false; ww = false }
            fi
-        :: c != 0 && !(c & (RTURN|WPEND)) ->   /* RWAIT alone */
-           c = 0; bump_rseq(); wake_readers(n); n = 0; break
         fi
      od
   :: else -> skip
@@ -263,7 +283,7 @@ T4:        cas(c, WITHSLOW(c & ~(RTURN|WPEND)), ok);
 proctype reader(byte i)
 {
   int c;
-  bool ok, rw, admitted, timedout, undo;
+  bool ok, rw, ww, admitted, timedout, undo;
   byte g, n;
 #ifdef BIAS
   bool intable;
@@ -294,7 +314,8 @@ T1:    count = count + READER;
 slow:
      g = rseq;
      do
-     :: c = count;
+     :: CAS_FAIR_BEGIN
+        c = count;
         if
         :: atomic {
              !(c & WRITER) && (!(c & WPEND) || admitted) ->
@@ -313,14 +334,15 @@ T3:          if
              :: else -> skip
              fi;
              c = 0
-           };
-           if
-           :: ok ->
-              /* "admitted": rseq moved since the reader slept */
-              futex_wait(ok, rseq, g, rslp[i], id, false, false, timedout,
-                         admitted)
-           :: else -> d_step { admitted = (rwaiting[i] && rseq != g); g = rseq }
-           fi
+           }
+        fi
+        CAS_FAIR_END;
+        if
+        :: ok ->
+           /* "admitted": rseq moved since the reader slept */
+           futex_wait(ok, rseq, g, rslp[i], id, false, false, timedout,
+                      admitted)
+        :: else -> skip                  /* a CAS failed: read again */
         fi
      od;
 holding:
@@ -347,7 +369,7 @@ holding:
      :: else ->
 #endif
         atomic { nr--; rph[i] = 0 };
-leave:  up_read(c, ok, rw, n);
+leave:  up_read(c, ok, rw, ww, n);
         if
         :: undo -> undo = false; goto slow
         :: else -> skip
@@ -467,6 +489,7 @@ proctype writer(byte i; bool timed)
      do
      :: atomic { wph[i] == 2 -> break }
      :: atomic { wph[i] != 2 -> g = wseq };
+        CAS_FAIR_BEGIN
         c = count;
         if
 #ifdef BIAS
@@ -515,39 +538,40 @@ T6:          if
              :: else -> g = 0
              fi;
              c = 0
-           };
-           if
-           :: ok ->
-              futex_wait(ok, wseq, g, wslp[i], id,
-                         (count & RTURN) && NR(count) == 0 && LEASE_OK,
-                         timed, timedout, moved);
+           }
+        fi
+        CAS_FAIR_END;
+        if
+        :: ok ->
+           futex_wait(ok, wseq, g, wslp[i], id,
+                      (count & RTURN) && NR(count) == 0 && LEASE_OK,
+                      timed, timedout, moved);
 #ifdef BUG_WAKE_ONE
-              if
-              :: d_step { grant == i + 1 -> grant = 0; nw++; wph[i] = 2 }
-              :: else -> skip
-              fi;
-#endif
-              if
-              :: d_step { timedout -> moved = false; g = 0 };
-                 /* T10: my WPEND may be the only one: clear it, wake
-                  * both classes (live writers set it again).  */
-                 do
-                 :: d_step { c = count; if :: !(c & WPEND) -> c = 0 :: else -> skip fi };
-                    if
-                    :: c == 0 -> break
-                    :: else ->
-T10:                   cas(c, WITHSLOW(c & ~WPEND), ok);
-                       if :: ok -> ok = false; break :: else -> skip fi
-                    fi
-                 od;
-                 bump_wseq(); bump_rseq();
-                 wake_writers(n); wake_readers(n);
-                 d_step { n = 0; timedout = false; wph[i] = 0 };
-                 goto next
-              :: d_step { !timedout -> moved = false; g = 0 }
-              fi
+           if
+           :: d_step { grant == i + 1 -> grant = 0; nw++; wph[i] = 2 }
            :: else -> skip
+           fi;
+#endif
+           if
+           :: d_step { timedout -> moved = false; g = 0 };
+              /* T10: my WPEND may be the only one: clear it, wake
+               * both classes (live writers set it again).  */
+              do
+              :: d_step { c = count; if :: !(c & WPEND) -> c = 0 :: else -> skip fi };
+                 if
+                 :: c == 0 -> break
+                 :: else ->
+T10:                   cas(c, WITHSLOW(c & ~WPEND), ok);
+                    if :: ok -> ok = false; break :: else -> skip fi
+                 fi
+              od;
+              bump_wseq(); bump_rseq();
+              wake_writers(n); wake_readers(n);
+              d_step { n = 0; timedout = false; wph[i] = 0 };
+              goto next
+           :: d_step { !timedout -> moved = false; g = 0 }
            fi
+        :: else -> skip
         fi
      od;
      up_write(c, ok, n);
