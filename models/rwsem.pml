@@ -18,6 +18,12 @@
  *                  when nothing else in the system can move.
  *   BIAS           the READ_BIAS table (2 slots, the bias word, BIASED).
  *   NREADERS, NWRITERS  the instance: 1 or 2 of each (default 2 and 2).
+ *   CAS_FAIR       a waiter's read of the count and its CAS are one step
+ *                  (progress runs: a retried CAS eventually succeeds).
+ *   PROPOSED       the two changes doc/models.md proposes: T4 leaves WPEND
+ *                  up when it wakes the writers, and T7 leaves an empty
+ *                  turn to the T9 lease instead of ending it when its
+ *                  FUTEX_WAKE woke nobody.
  *   LEASE_ASSUMED  T9 only when no live admitted reader is still on its
  *                  way in (the lease outlasts a reader's wake-to-entry
  *                  time); used by the progress runs.  Without it T9 may
@@ -122,6 +128,10 @@ byte grant;                  /* the writer (1 + index) granted the lock */
 #define CAS_FAIR_END
 #endif
 
+/* The generalised T9 for a reader: after a poll timeout (FL_PSHARED),
+ * the word it finds has leases up, nobody inside and no WRITER.  */
+#define T9_READER(c) (polled && ((c) & (WPEND|RTURN)) && !((c) & WRITER) && NR(c) == 0)
+
 #ifdef PSHARED
 #define CAN_DIE     (dead == 0)
 #else
@@ -177,11 +187,11 @@ inline cas(c, nv, ok)
  * timeout (PSHARED: only when nothing else can move, i.e. the poll
  * period is long against everything else), when lease holds (writers:
  * the timed wait of T9 while a turn has nobody inside), or on W2's
- * deadline (timed: then timedout).  On return, moved tells whether seq
+ * deadline (timed: then timedout); polled tells a poll timeout.  On return, moved tells whether seq
  * moved since g, and g is seq's value now.  Under PSHARED the process may die between the CAS and the
  * sleep, asleep, or woken before it runs again; a dead sleeper stays
  * queued and a wake counts it.  */
-inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved)
+inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved, polled)
 {
   if
   :: d_step {
@@ -192,15 +202,15 @@ inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved)
        fi
      }
 #ifdef PSHARED
-  :: CAN_DIE -> dead = id; goto died
+  :: atomic { CAN_DIE -> dead = id; goto died }
 #endif
   fi;
   if
   :: d_step { !slp -> moved = (seq != g); g = seq }
   :: d_step { slp && spur > 0 -> slp = false; spur--; moved = (seq != g); g = seq }
 #ifdef PSHARED
-  :: atomic { slp && timeout -> slp = false; moved = (seq != g); g = seq }
-  :: CAN_DIE -> dead = id; goto died
+  :: atomic { slp && timeout -> slp = false; polled = true; moved = (seq != g); g = seq }
+  :: atomic { CAN_DIE -> dead = id; goto died }
 #endif
   :: d_step { slp && lease -> slp = false; moved = (seq != g); g = seq }
   :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; moved = (seq != g); g = seq }
@@ -259,7 +269,11 @@ inline up_read(c, ok, rw, ww, n)
              rw = ((c & RWAIT) && !(c & WPEND));
              ww = ((c & (RTURN|WPEND)) != 0)
            };
+#ifdef PROPOSED
+T4:        cas(c, WITHSLOW(c & ~(RTURN|(rw * RWAIT))), ok);   /* WPEND stays */
+#else
 T4:        cas(c, WITHSLOW(c & ~(RTURN|WPEND|(rw * RWAIT))), ok);
+#endif
            if
            :: ok ->
               ok = false;
@@ -283,7 +297,7 @@ T4:        cas(c, WITHSLOW(c & ~(RTURN|WPEND|(rw * RWAIT))), ok);
 proctype reader(byte i)
 {
   int c;
-  bool ok, rw, ww, admitted, timedout, undo;
+  bool ok, rw, ww, admitted, timedout, undo, polled;
   byte g, n;
 #ifdef BIAS
   bool intable;
@@ -322,26 +336,39 @@ slow:
 T2:          if
              :: count == c -> count = c + READER; nr++; rph[i] = 2;
                 rwaiting[i] = false; rg[i] = 0; admitted = false; g = 0; c = 0;
-                break
+                polled = false; break
              :: else -> c = 0
              fi
            }
         :: d_step {
-             (c & WRITER) || ((c & WPEND) && !admitted) ->
+             T9_READER(c) ->
+T9:          if
+             :: count == c -> count = WITHSLOW(c & ~(WPEND|RTURN)); ww = true
+             :: else -> skip
+             fi;
+             c = 0; polled = false
+           }
+        :: d_step {
+             ((c & WRITER) || ((c & WPEND) && !admitted)) && !T9_READER(c) ->
 T3:          if
              :: count == c -> count = WITHSLOW(c | RWAIT); ok = true;
                 rwaiting[i] = true; rg[i] = g
              :: else -> skip
              fi;
-             c = 0
+             c = 0; polled = false
            }
         fi
         CAS_FAIR_END;
         if
+        :: ww ->                         /* T9 took: wake both classes */
+           ww = false; bump_wseq(); bump_rseq(); wake_writers(n); wake_readers(n); n = 0
+        :: else -> skip
+        fi;
+        if
         :: ok ->
            /* "admitted": rseq moved since the reader slept */
            futex_wait(ok, rseq, g, rslp[i], id, false, false, timedout,
-                      admitted)
+                      admitted, polled)
         :: else -> skip                  /* a CAS failed: read again */
         fi
      od;
@@ -429,6 +456,7 @@ T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
            :: ok ->
               ok = false;
               bump_rseq(); wake_readers(n);
+#ifndef PROPOSED
               if
               :: n == 0 ->               /* nobody asleep: end the turn */
                  do
@@ -451,6 +479,7 @@ T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
                  od
               :: else -> skip
               fi;
+#endif
               n = 0;
               break
            :: else -> skip
@@ -475,7 +504,7 @@ released:
 proctype writer(byte i; bool timed)
 {
   int c;
-  bool ok, timedout, moved;
+  bool ok, timedout, moved, polled;
   byte g, n;
   byte id = W1 + i;
 
@@ -492,9 +521,6 @@ proctype writer(byte i; bool timed)
         CAS_FAIR_BEGIN
         c = count;
         if
-#ifdef BIAS
-        :: d_step { bias -> bias = false; c = 0; g = 0 }   /* close the table */
-#endif
         :: d_step {
              !(c & (WRITER|RTURN)) && NR(c) == 0 ->
 T5:          if
@@ -526,13 +552,18 @@ T5:          if
         :: d_step {
              (c & RTURN) && !(c & WRITER) && NR(c) == 0 && LEASE_OK ->
 T9:          if
-             :: count == c -> count = WITHSLOW(c & ~RTURN)
+             :: count == c -> count = WITHSLOW(c & ~(RTURN|WPEND)); moved = true
              :: else -> skip
              fi;
-             c = 0; g = 0
-           }
+             c = 0; g = 0; polled = false
+           };
+           if
+           :: moved ->
+              moved = false; bump_wseq(); bump_rseq(); wake_writers(n); wake_readers(n); n = 0
+           :: else -> skip
+           fi
         :: d_step {
-             ((c & (WRITER|RTURN)) || NR(c) > 0) ->
+             ((c & WRITER) || NR(c) > 0 || ((c & RTURN) && !LEASE_OK)) ->
 T6:          if
              :: count == c -> count = WITHSLOW(c | WPEND); ok = true
              :: else -> g = 0
@@ -543,9 +574,14 @@ T6:          if
         CAS_FAIR_END;
         if
         :: ok ->
+#ifdef BIAS
+           /* Close the table before sleeping (bias off; BIASED stays):
+            * after T6, so that SLOW keeps a restore from reopening it.  */
+           bias = false;
+#endif
            futex_wait(ok, wseq, g, wslp[i], id,
                       (count & RTURN) && NR(count) == 0 && LEASE_OK,
-                      timed, timedout, moved);
+                      timed, timedout, moved, polled);
 #ifdef BUG_WAKE_ONE
            if
            :: d_step { grant == i + 1 -> grant = 0; nw++; wph[i] = 2 }
