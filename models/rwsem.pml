@@ -20,10 +20,11 @@
  *   NREADERS, NWRITERS  the instance: 1 or 2 of each (default 2 and 2).
  *   CAS_FAIR       a waiter's read of the count and its CAS are one step
  *                  (progress runs: a retried CAS eventually succeeds).
- *   PROPOSED       the two changes doc/models.md proposes: T4 leaves WPEND
- *                  up when it wakes the writers, and T7 leaves an empty
- *                  turn to the T9 lease instead of ending it when its
- *                  FUTEX_WAKE woke nobody.
+ *   PROPOSED       the two changes doc/models.md proposes: a wake of the
+ *                  writers leaves WPEND up even when FUTEX_WAKE woke none
+ *                  (a stale WPEND ends by a reader's T9 lease), and T7
+ *                  leaves an empty turn to the T9 lease instead of ending
+ *                  it when its FUTEX_WAKE woke nobody.
  *   LEASE_ASSUMED  T9 only when no live admitted reader is still on its
  *                  way in (the lease outlasts a reader's wake-to-entry
  *                  time); used by the progress runs.  Without it T9 may
@@ -110,10 +111,14 @@ byte grant;                  /* the writer (1 + index) granted the lock */
 /* A reader is "pending" when it is live, waiting, and rseq has moved
  * since it slept: it is admitted and on its way in.  */
 #define PENDING(i)  (rwaiting[i] && rg[i] != rseq && dead != R1 + (i))
+/* A writer is "on its way" when it is live, acquiring and not asleep.  */
+#define ONWAY(j)    (wph[j] == 1 && !wslp[j] && dead != W1 + (j))
 #ifdef LEASE_ASSUMED
 #define LEASE_OK    (!PENDING(0) && !PENDING(1))
+#define WLEASE_OK   (!ONWAY(0) && !ONWAY(1))
 #else
 #define LEASE_OK    true
+#define WLEASE_OK   true
 #endif
 
 /* CAS_FAIR (the progress checks): a waiter's read of the count word and
@@ -128,8 +133,9 @@ byte grant;                  /* the writer (1 + index) granted the lock */
 #define CAS_FAIR_END
 #endif
 
-/* The generalised T9 for a reader: after a poll timeout (FL_PSHARED),
- * the word it finds has leases up, nobody inside and no WRITER.  */
+/* The generalised T9 for a reader: after a poll timeout (FL_PSHARED) or
+ * its lease (blocked by WPEND without WRITER), the word it finds has
+ * leases up, nobody inside and no WRITER.  */
 #define T9_READER(c) (polled && ((c) & (WPEND|RTURN)) && !((c) & WRITER) && NR(c) == 0)
 
 #ifdef PSHARED
@@ -154,14 +160,12 @@ inline wake_writers(n)
 #ifdef BUG_WAKE_ONE
   /* FUTEX_WAKE(1): the kernel picks any one sleeper, not the oldest.  */
   if
-  :: wslp[0] -> wslp[0] = false
-  :: wslp[1] -> wslp[1] = false
-  :: else -> skip
-  fi;
-  n = 0
+  :: wslp[0] -> wslp[0] = false; n = 1
+  :: wslp[1] -> wslp[1] = false; n = 1
+  :: else -> n = 0
+  fi
 #else
-  WAKE_ALL(wslp, n);
-  n = 0
+  WAKE_ALL(wslp, n)
 #endif
 }
 
@@ -187,7 +191,8 @@ inline cas(c, nv, ok)
  * timeout (PSHARED: only when nothing else can move, i.e. the poll
  * period is long against everything else), when lease holds (writers:
  * the timed wait of T9 while a turn has nobody inside), or on W2's
- * deadline (timed: then timedout); polled tells a poll timeout.  On return, moved tells whether seq
+ * deadline (timed: then timedout); polled tells a poll timeout or a
+ * lease that ran out.  On return, moved tells whether seq
  * moved since g, and g is seq's value now.  Under PSHARED the process may die between the CAS and the
  * sleep, asleep, or woken before it runs again; a dead sleeper stays
  * queued and a wake counts it.  */
@@ -212,7 +217,7 @@ inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved, polled)
   :: atomic { slp && timeout -> slp = false; polled = true; moved = (seq != g); g = seq }
   :: atomic { CAN_DIE -> dead = id; goto died }
 #endif
-  :: d_step { slp && lease -> slp = false; moved = (seq != g); g = seq }
+  :: d_step { slp && lease -> slp = false; polled = true; moved = (seq != g); g = seq }
   :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; moved = (seq != g); g = seq }
   fi
 }
@@ -240,6 +245,44 @@ end:
   }
 }
 
+/* After a wake of the writers (T4, T7, T8) that returned n: if it woke
+ * none, WPEND is a used-up lease: CAS it off together with RWAIT (while
+ * nobody holds the lock) and wake the readers.  */
+inline end_wpend(c, ok, rw, n)
+{
+  if
+#ifndef PROPOSED
+  :: n == 0 ->
+     do
+     :: d_step {
+          c = count;
+          if
+          :: (c & WPEND) && !(c & WRITER) && NR(c) == 0 -> rw = ((c & RWAIT) != 0)
+          :: else -> c = 0
+          fi
+        };
+        if
+        :: c == 0 -> break
+        :: else ->
+           cas(c, WITHSLOW(c & ~(WPEND|RWAIT)), ok);
+           if
+           :: ok ->
+              ok = false;
+              if
+              :: rw -> rw = false; bump_rseq(); wake_readers(n)
+              :: else -> skip
+              fi;
+              break
+           :: else -> rw = false
+           fi
+        fi
+     od
+#endif
+  :: else -> skip
+  fi;
+  n = 0
+}
+
 /* up_read through the count word (also the undo of a failed T1): the
  * fastpath fetch_add of -READER and, for the last reader with SLOW
  * set, T4.  */
@@ -261,24 +304,24 @@ inline up_read(c, ok, rw, ww, n)
         };
         if
         :: c == 0 -> break               /* nothing owed, or a newcomer owes it */
-        :: c != 0 ->
-           /* The leases end: RTURN and WPEND; RWAIT too unless WPEND was
-            * up (then the writers go first and RWAIT is kept).  ww: the
-            * writers are owed a wake, rw: the readers.  */
-           d_step {
-             rw = ((c & RWAIT) && !(c & WPEND));
-             ww = ((c & (RTURN|WPEND)) != 0)
-           };
-#ifdef PROPOSED
-T4:        cas(c, WITHSLOW(c & ~(RTURN|(rw * RWAIT))), ok);   /* WPEND stays */
-#else
-T4:        cas(c, WITHSLOW(c & ~(RTURN|WPEND|(rw * RWAIT))), ok);
-#endif
+        :: c & WPEND ->
+           /* The turn ends (RTURN off); the writers are woken, and WPEND
+            * stays up for them (readers arriving meanwhile wait) unless
+            * FUTEX_WAKE woke none.  */
+T4:        cas(c, WITHSLOW(c & ~RTURN), ok);
+           if
+           :: ok -> ok = false; bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n); break
+           :: else -> skip
+           fi
+        :: c != 0 && !(c & WPEND) ->
+           /* The leases end: RTURN and RWAIT.  */
+           d_step { rw = ((c & RWAIT) != 0); ww = ((c & RTURN) != 0) };
+           cas(c, WITHSLOW(c & ~(RTURN|RWAIT)), ok);
            if
            :: ok ->
               ok = false;
               if
-              :: ww -> ww = false; bump_wseq(); wake_writers(n)
+              :: ww -> ww = false; bump_wseq(); wake_writers(n); n = 0
               :: else -> skip
               fi;
               if
@@ -332,7 +375,7 @@ slow:
         c = count;
         if
         :: atomic {
-             !(c & WRITER) && (!(c & WPEND) || admitted) ->
+             !(c & WRITER) && (!(c & WPEND) || (admitted && (c & RTURN))) ->
 T2:          if
              :: count == c -> count = c + READER; nr++; rph[i] = 2;
                 rwaiting[i] = false; rg[i] = 0; admitted = false; g = 0; c = 0;
@@ -349,7 +392,7 @@ T9:          if
              c = 0; polled = false
            }
         :: d_step {
-             ((c & WRITER) || ((c & WPEND) && !admitted)) && !T9_READER(c) ->
+             ((c & WRITER) || ((c & WPEND) && !(admitted && (c & RTURN)))) && !T9_READER(c) ->
 T3:          if
              :: count == c -> count = WITHSLOW(c | RWAIT); ok = true;
                 rwaiting[i] = true; rg[i] = g
@@ -367,8 +410,9 @@ T3:          if
         if
         :: ok ->
            /* "admitted": rseq moved since the reader slept */
-           futex_wait(ok, rseq, g, rslp[i], id, false, false, timedout,
-                      admitted, polled)
+           futex_wait(ok, rseq, g, rslp[i], id,
+                      (count & WPEND) && !(count & WRITER) && NR(count) == 0 && WLEASE_OK,
+                      false, timedout, admitted, polled)
         :: else -> skip                  /* a CAS failed: read again */
         fi
      od;
@@ -410,7 +454,7 @@ died:
 }
 
 /* A writer's release: the fastpath (add_negative of -WRITER) and T7/T8.  */
-inline up_write(c, ok, n)
+inline up_write(c, ok, rw, ww, n)
 {
 #ifdef BUG_WAKE_ONE
   /* The old release: with writers asleep, grant the lock to one of them
@@ -451,6 +495,7 @@ inline up_write(c, ok, n)
         if
         :: c == 0 -> break               /* nothing owed, or a newcomer owes it */
         :: c & RWAIT ->
+           ww = ((c & WPEND) != 0);
 T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
            if
            :: ok ->
@@ -481,18 +526,18 @@ T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
               fi;
 #endif
               n = 0;
+              /* With WPEND up, the writers too: WPEND stays for them
+               * unless the wake found none (it may be our own, used up).  */
+              if
+              :: ww -> ww = false; bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n)
+              :: else -> skip
+              fi;
               break
-           :: else -> skip
+           :: else -> ww = false
            fi
         :: c != 0 && !(c & RWAIT) ->     /* WPEND alone */
-T8:        cas(c, WITHSLOW(c & ~WPEND), ok);
-           if
-           :: ok ->
-              ok = false;
-              bump_wseq();
-              wake_writers(n); break
-           :: else -> skip
-           fi
+           c = 0;
+T8:        bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n); break
         fi
      od
   :: else -> skip
@@ -504,7 +549,7 @@ released:
 proctype writer(byte i; bool timed)
 {
   int c;
-  bool ok, timedout, moved, polled;
+  bool ok, rw, ww, timedout, moved, polled;
   byte g, n;
   byte id = W1 + i;
 
@@ -610,7 +655,7 @@ T10:                   cas(c, WITHSLOW(c & ~WPEND), ok);
         :: else -> skip
         fi
      od;
-     up_write(c, ok, n);
+     up_write(c, ok, rw, ww, n);
 next:
      skip
   od;
