@@ -1,0 +1,682 @@
+/* models/rwsem.pml: the fl_rwsem slowpath protocol (fair default mode), as
+ * a Promela model for SPIN.  doc/models.md says what it covers, what it
+ * assumes and how to run it; tools/check-model runs it.
+ *
+ * The state names and transition labels T1..T11 are those of the table at
+ * the top of src/rwsem/rwsem.c: each transition of the C is the statement
+ * here labelled with its name, and each is one atomic step (d_step) on
+ * the count word, as in the C.  SPIN assumes sequential consistency: the
+ * barriers are argued in the C, not here.
+ *
+ * Processes: readers R1, R2; writers W1 (untimed) and W2 (timed: its
+ * futex_wait may time out, and then it gives up, T10).  Each loops
+ * forever: acquire, hold, release.
+ *
+ * Switches (spin -D...):
+ *   PSHARED        one waiter may die at any step of its wait, and every
+ *                  sleep is bounded: a poll timeout returns from a sleep
+ *                  when nothing else in the system can move.
+ *   BIAS           the READ_BIAS table (2 slots, the bias word, BIASED).
+ *   NREADERS, NWRITERS  the instance: 1 or 2 of each (default 2 and 2).
+ *   CAS_FAIR       a waiter's read of the count and its CAS are one step
+ *                  (progress runs: a retried CAS eventually succeeds).
+ *   PROPOSED       the two changes doc/models.md proposes: a wake of the
+ *                  writers leaves WPEND up even when FUTEX_WAKE woke none
+ *                  (a stale WPEND ends by a reader's T9 lease), and T7
+ *                  leaves an empty turn to the T9 lease instead of ending
+ *                  it when its FUTEX_WAKE woke nobody.
+ *   LEASE_ASSUMED  T9 only when no live admitted reader is still on its
+ *                  way in (the lease outlasts a reader's wake-to-entry
+ *                  time); used by the progress runs.  Without it T9 may
+ *                  fire whenever the turn has no reader inside, the
+ *                  harsher case for safety.
+ *   SPURIOUS=n     how many spurious futex_wait returns in a run (the
+ *                  progress runs need a finite number: a waiter woken
+ *                  spuriously forever is polled, not starved).
+ *   TIMEOUTS=n     how many times W2's deadline may expire (likewise).
+ *   BUG_FLAG_ADD   negative control, defect 1: the READ_BIAS restore adds
+ *                  BIASED after reading it clear (two restorers carry).
+ *   BUG_WAKE_ONE   negative control, defect 2: a releaser grants the lock
+ *                  to one waiting writer and FUTEX_WAKE(1)s an arbitrary
+ *                  sleeping writer, which may not claim it.
+ */
+
+/* The count word.  The C puts READER at bit 14 and SLOW at bit 31; the
+ * model keeps the same order of fields in fewer bits.  CARRY is the
+ * unused bit above BIASED: a carry out of a flag lands there.  */
+#define WRITER  1
+#define WPEND   2
+#define RTURN   4
+#define RWAIT   8
+#define BIASED  16
+#define CARRY   32
+#define READER  64
+#define RMASK   448          /* readers field: bits 6..8 */
+#define SLOW    512
+#define FLAGS   (WPEND|RTURN|RWAIT)
+
+#define NR(c)       (((c) & RMASK) / READER)
+/* Every CAS recomputes SLOW from the flags it leaves (I2).  */
+#define WITHSLOW(c) (((c) & ~SLOW) | (((c) & FLAGS) != 0) * SLOW)
+
+/* Sequence words wrap modulo SEQMOD so that a wrap bug shows.  */
+/* The instance: R1 (and R2), W1 (and W2, the timed one).  */
+#ifndef NREADERS
+#define NREADERS 2
+#endif
+#ifndef NWRITERS
+#define NWRITERS 2
+#endif
+
+#ifndef SEQMOD
+#define SEQMOD 4
+#endif
+#ifndef SPURIOUS
+#define SPURIOUS 1
+#endif
+#ifndef TIMEOUTS
+#define TIMEOUTS 1
+#endif
+
+/* Process ids for death and the progress formulas.  */
+#define R1 1
+#define R2 2
+#define W1 3
+#define W2 4
+
+int  count;
+byte rseq, wseq;             /* the futex sequence words */
+bool rslp[2], wslp[2];       /* queued on the rseq / wseq futex */
+byte spur = SPURIOUS;        /* spurious returns left */
+byte tmo = TIMEOUTS;         /* W2 deadline expiries left */
+byte dead;                   /* the process that died (PSHARED), 0 if none */
+
+/* Ghosts: who is inside, each process's phase (0 idle, 1 acquiring,
+ * 2 holding), and each reader's wait (rwaiting: between its T3 CAS and
+ * its entry; rg: the rseq value it slept on).  */
+byte nr, nw;
+byte rph[2], wph[2];
+bool rwaiting[2];
+byte rg[2];
+
+#ifdef BIAS
+bool bias;                   /* the bias word's ON */
+bool slot[2];                /* each reader's slot in the table */
+#endif
+
+#ifdef BUG_WAKE_ONE
+byte grant;                  /* the writer (1 + index) granted the lock */
+#endif
+
+/* A reader is "pending" when it is live, waiting, and rseq has moved
+ * since it slept: it is admitted and on its way in.  */
+#define PENDING(i)  (rwaiting[i] && rg[i] != rseq && dead != R1 + (i))
+/* A writer is "on its way" when it is live, acquiring and not asleep.  */
+#define ONWAY(j)    (wph[j] == 1 && !wslp[j] && dead != W1 + (j))
+#ifdef LEASE_ASSUMED
+#define LEASE_OK    (!PENDING(0) && !PENDING(1))
+#define WLEASE_OK   (!ONWAY(0) && !ONWAY(1))
+#else
+#define LEASE_OK    true
+#define WLEASE_OK   true
+#endif
+
+/* CAS_FAIR (the progress checks): a waiter's read of the count word and
+ * the CAS that follows it are one step, i.e. a CAS retried against the
+ * same word eventually succeeds; weak fairness alone lets another
+ * process change the word between every read and CAS forever.  */
+#ifdef CAS_FAIR
+#define CAS_FAIR_BEGIN atomic {
+#define CAS_FAIR_END   }
+#else
+#define CAS_FAIR_BEGIN
+#define CAS_FAIR_END
+#endif
+
+/* The generalised T9 for a reader: after a poll timeout (FL_PSHARED) or
+ * its lease (blocked by WPEND without WRITER), the word it finds has
+ * leases up, nobody inside and no WRITER.  */
+#define T9_READER(c) (polled && ((c) & (WPEND|RTURN)) && !((c) & WRITER) && NR(c) == 0)
+
+#ifdef PSHARED
+#define CAN_DIE     (dead == 0)
+#else
+#define CAN_DIE     false
+#endif
+
+/* FUTEX_WAKE(INT_MAX): every sleeper queued now is woken, in no
+ * particular order (each runs whenever the scheduler lets it).  n: how
+ * many it woke, FUTEX_WAKE's return value.  */
+#define WAKE_ALL(slp, n) \
+  d_step { \
+    n = 0; \
+    if :: slp[0] -> slp[0] = false; n++ :: else -> skip fi; \
+    if :: slp[1] -> slp[1] = false; n++ :: else -> skip fi \
+  }
+inline wake_readers(n) { WAKE_ALL(rslp, n) }
+
+inline wake_writers(n)
+{
+#ifdef BUG_WAKE_ONE
+  /* FUTEX_WAKE(1): the kernel picks any one sleeper, not the oldest.  */
+  if
+  :: wslp[0] -> wslp[0] = false; n = 1
+  :: wslp[1] -> wslp[1] = false; n = 1
+  :: else -> n = 0
+  fi
+#else
+  WAKE_ALL(wslp, n)
+#endif
+}
+
+inline bump_rseq() { rseq = (rseq + 1) % SEQMOD }
+inline bump_wseq() { wseq = (wseq + 1) % SEQMOD }
+
+/* CAS of the whole count word from the value c read before; ok tells
+ * whether it took.  c is dead after it.  */
+inline cas(c, nv, ok)
+{
+  d_step {
+    if
+    :: count == c -> count = nv; ok = true
+    :: else -> ok = false
+    fi;
+    c = 0
+  }
+}
+
+/* futex_wait(seq, g) of process id, queued on slp, entered when ok (the
+ * CAS before it took; ok is dead after).  It returns on a wake, at once
+ * on EAGAIN (seq moved), spuriously (SPURIOUS times a run), on a poll
+ * timeout (PSHARED: only when nothing else can move, i.e. the poll
+ * period is long against everything else), when lease holds (writers:
+ * the timed wait of T9 while a turn has nobody inside), or on W2's
+ * deadline (timed: then timedout); polled tells a poll timeout or a
+ * lease that ran out.  On return, moved tells whether seq
+ * moved since g, and g is seq's value now.  Under PSHARED the process may die between the CAS and the
+ * sleep, asleep, or woken before it runs again; a dead sleeper stays
+ * queued and a wake counts it.  */
+inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved, polled)
+{
+  if
+  :: d_step {
+       ok -> ok = false;
+       if
+       :: seq == g -> slp = true
+       :: else -> skip
+       fi
+     }
+#ifdef PSHARED
+  :: atomic { CAN_DIE -> dead = id; goto died }
+#endif
+  fi;
+  if
+  :: d_step { !slp -> moved = (seq != g); g = seq }
+  :: d_step { slp && spur > 0 -> slp = false; spur--; moved = (seq != g); g = seq }
+#ifdef PSHARED
+  :: atomic { slp && timeout -> slp = false; polled = true; moved = (seq != g); g = seq }
+  :: atomic { CAN_DIE -> dead = id; goto died }
+#endif
+  :: d_step { slp && lease -> slp = false; polled = true; moved = (seq != g); g = seq }
+  :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; moved = (seq != g); g = seq }
+  fi
+}
+
+/* Invariants, checked in every state: the monitor can move only in a
+ * state that breaks one.  */
+active proctype monitor()
+{
+end:
+  atomic {
+    !(nw <= 1 && (nw == 0 || nr == 0)                         /* exclusion */
+#ifdef BIAS
+      /* I1 (a revoking writer holds WRITER while table readers drain) */
+      && ((count & WRITER) == 0 || nr <= slot[0] + slot[1])
+#else
+      && ((count & WRITER) == 0 || nr == 0)                   /* I1 */
+#endif
+      && (((count & SLOW) != 0) == ((count & FLAGS) != 0))    /* I2 */
+      && ((count & (RTURN|WRITER)) != (RTURN|WRITER))         /* I3 */
+      && (count & CARRY) == 0 && NR(count) <= 4               /* I5 */
+#ifdef BIAS
+      && (!bias || (count & BIASED) != 0)                     /* I6 */
+#endif
+     ) -> assert(false)
+  }
+}
+
+/* After a wake of the writers (T4, T7, T8) that returned n: if it woke
+ * none, WPEND is a used-up lease: CAS it off together with RWAIT (while
+ * nobody holds the lock) and wake the readers.  */
+inline end_wpend(c, ok, rw, n)
+{
+  if
+#ifndef PROPOSED
+  :: n == 0 ->
+     do
+     :: d_step {
+          c = count;
+          if
+          :: (c & WPEND) && !(c & WRITER) && NR(c) == 0 -> rw = ((c & RWAIT) != 0)
+          :: else -> c = 0
+          fi
+        };
+        if
+        :: c == 0 -> break
+        :: else ->
+           cas(c, WITHSLOW(c & ~(WPEND|RWAIT)), ok);
+           if
+           :: ok ->
+              ok = false;
+              if
+              :: rw -> rw = false; bump_rseq(); wake_readers(n)
+              :: else -> skip
+              fi;
+              break
+           :: else -> rw = false
+           fi
+        fi
+     od
+#endif
+  :: else -> skip
+  fi;
+  n = 0
+}
+
+/* up_read through the count word (also the undo of a failed T1): the
+ * fastpath fetch_add of -READER and, for the last reader with SLOW
+ * set, T4.  */
+inline up_read(c, ok, rw, ww, n)
+{
+  atomic {
+    ok = ((count & SLOW) != 0 && NR(count) == 1);
+    count = count - READER
+  };
+  if
+  :: ok ->
+     do
+     :: d_step {
+          c = count; ok = false;
+          if
+          :: (c & WRITER) || NR(c) > 0 || !(c & FLAGS) -> c = 0
+          :: else -> skip
+          fi
+        };
+        if
+        :: c == 0 -> break               /* nothing owed, or a newcomer owes it */
+        :: c & WPEND ->
+           /* The turn ends (RTURN off); the writers are woken, and WPEND
+            * stays up for them (readers arriving meanwhile wait) unless
+            * FUTEX_WAKE woke none.  */
+T4:        cas(c, WITHSLOW(c & ~RTURN), ok);
+           if
+           :: ok -> ok = false; bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n); break
+           :: else -> skip
+           fi
+        :: c != 0 && !(c & WPEND) ->
+           /* The leases end: RTURN and RWAIT.  */
+           d_step { rw = ((c & RWAIT) != 0); ww = ((c & RTURN) != 0) };
+           cas(c, WITHSLOW(c & ~(RTURN|RWAIT)), ok);
+           if
+           :: ok ->
+              ok = false;
+              if
+              :: ww -> ww = false; bump_wseq(); wake_writers(n); n = 0
+              :: else -> skip
+              fi;
+              if
+              :: rw -> rw = false; bump_rseq(); wake_readers(n); n = 0
+              :: else -> skip
+              fi;
+              break
+           :: else -> d_step { rw = false; ww = false }
+           fi
+        fi
+     od
+  :: else -> skip
+  fi
+}
+
+proctype reader(byte i)
+{
+  int c;
+  bool ok, rw, ww, admitted, timedout, undo, polled;
+  byte g, n;
+#ifdef BIAS
+  bool intable;
+#endif
+  byte id = R1 + i;
+
+  do
+  ::
+#ifdef BIAS
+     if
+     :: d_step { rph[i] = 1; slot[i] = true };   /* down_read through the table */
+        if
+        :: d_step { bias -> intable = true; nr++; rph[i] = 2 }; goto holding
+        :: d_step { !bias -> slot[i] = false }
+        fi
+     :: skip
+     fi;
+#endif
+     atomic {
+       rph[i] = 1;
+       ok = ((count & (WRITER|WPEND)) == 0);
+T1:    count = count + READER;
+       if
+       :: ok -> ok = false; nr++; rph[i] = 2; goto holding
+       :: else -> undo = true; goto leave      /* undo the fastpath add */
+       fi
+     };
+slow:
+     g = rseq;
+     do
+     :: CAS_FAIR_BEGIN
+        c = count;
+        if
+        :: atomic {
+             !(c & WRITER) && (!(c & WPEND) || (admitted && (c & RTURN))) ->
+T2:          if
+             :: count == c -> count = c + READER; nr++; rph[i] = 2;
+                rwaiting[i] = false; rg[i] = 0; admitted = false; g = 0; c = 0;
+                polled = false; break
+             :: else -> c = 0
+             fi
+           }
+        :: d_step {
+             T9_READER(c) ->
+T9:          if
+             :: count == c -> count = WITHSLOW(c & ~(WPEND|RTURN)); ww = true
+             :: else -> skip
+             fi;
+             c = 0; polled = false
+           }
+        :: d_step {
+             ((c & WRITER) || ((c & WPEND) && !(admitted && (c & RTURN)))) && !T9_READER(c) ->
+T3:          if
+             :: count == c -> count = WITHSLOW(c | RWAIT); ok = true;
+                rwaiting[i] = true; rg[i] = g
+             :: else -> skip
+             fi;
+             c = 0; polled = false
+           }
+        fi
+        CAS_FAIR_END;
+        if
+        :: ww ->                         /* T9 took: wake both classes */
+           ww = false; bump_wseq(); bump_rseq(); wake_writers(n); wake_readers(n); n = 0
+        :: else -> skip
+        fi;
+        if
+        :: ok ->
+           /* "admitted": rseq moved since the reader slept */
+           futex_wait(ok, rseq, g, rslp[i], id,
+                      (count & WPEND) && !(count & WRITER) && NR(count) == 0 && WLEASE_OK,
+                      false, timedout, admitted, polled)
+        :: else -> skip                  /* a CAS failed: read again */
+        fi
+     od;
+holding:
+#ifdef BIAS
+     /* restore() of bias.c: a reader holding through the count word
+      * turns the bias back on while nobody waits: BIASED first, then the
+      * bias word's ON by CAS.  */
+     if
+     :: d_step { !intable && !bias && !(count & SLOW) -> skip };
+#ifdef BUG_FLAG_ADD
+        d_step { c = count & BIASED };   /* the old restore: read, then add */
+        if
+        :: d_step { c == 0 -> count = count + BIASED }
+        :: d_step { c != 0 -> c = 0 }
+        fi;
+#else
+        count = count | BIASED;          /* fetch_or */
+#endif
+        bias = true                      /* CAS off -> on */
+     :: true -> skip
+     fi;
+     if
+     :: d_step { intable -> nr--; rph[i] = 0; slot[i] = false; intable = false }
+     :: else ->
+#endif
+        atomic { nr--; rph[i] = 0 };
+leave:  up_read(c, ok, rw, ww, n);
+        if
+        :: undo -> undo = false; goto slow
+        :: else -> skip
+        fi
+#ifdef BIAS
+     fi
+#endif
+  od;
+died:
+  atomic { rph[i] = 0; rwaiting[i] = false; c = 0; g = 0 }
+}
+
+/* A writer's release: the fastpath (add_negative of -WRITER) and T7/T8.  */
+inline up_write(c, ok, rw, ww, n)
+{
+#ifdef BUG_WAKE_ONE
+  /* The old release: with writers asleep, grant the lock to one of them
+   * (the first queued: here any one asleep), keeping WRITER, and wake
+   * one arbitrary sleeping writer.  */
+  atomic {
+    nw--; wph[i] = 0; ok = false;
+    if
+    :: (count & WPEND) && !(count & RWAIT) && (wslp[0] || wslp[1]) -> ok = true
+    :: else -> skip
+    fi
+  };
+  if
+  :: ok ->
+     ok = false;
+     if
+     :: wslp[0] -> grant = 1
+     :: wslp[1] -> grant = 2
+     fi;
+     bump_wseq(); wake_writers(n); goto released
+  :: else -> skip
+  fi;
+  d_step { count = count - WRITER; ok = ((count & SLOW) != 0) };
+#else
+  atomic { nw--; wph[i] = 0; count = count - WRITER; ok = ((count & SLOW) != 0) };
+#endif
+  if
+  :: ok ->
+     ok = false;
+     do
+     :: d_step {
+          c = count;
+          if
+          :: (c & WRITER) || NR(c) > 0 || !(c & (RWAIT|WPEND)) -> c = 0
+          :: else -> skip
+          fi
+        };
+        if
+        :: c == 0 -> break               /* nothing owed, or a newcomer owes it */
+        :: c & RWAIT ->
+           ww = ((c & WPEND) != 0);
+T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
+           if
+           :: ok ->
+              ok = false;
+              bump_rseq(); wake_readers(n);
+#ifndef PROPOSED
+              if
+              :: n == 0 ->               /* nobody asleep: end the turn */
+                 do
+                 :: d_step {
+                      c = count;
+                      if
+                      :: (c & RTURN) && !(c & WRITER) && NR(c) == 0 -> skip
+                      :: else -> c = 0
+                      fi
+                    };
+                    if
+                    :: c == 0 -> break
+                    :: else ->
+                       cas(c, WITHSLOW(c & ~RTURN), ok);
+                       if
+                       :: ok -> ok = false; bump_wseq(); wake_writers(n); break
+                       :: else -> skip
+                       fi
+                    fi
+                 od
+              :: else -> skip
+              fi;
+#endif
+              n = 0;
+              /* With WPEND up, the writers too: WPEND stays for them
+               * unless the wake found none (it may be our own, used up).  */
+              if
+              :: ww -> ww = false; bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n)
+              :: else -> skip
+              fi;
+              break
+           :: else -> ww = false
+           fi
+        :: c != 0 && !(c & RWAIT) ->     /* WPEND alone */
+           c = 0;
+T8:        bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n); break
+        fi
+     od
+  :: else -> skip
+  fi;
+released:
+  skip
+}
+
+proctype writer(byte i; bool timed)
+{
+  int c;
+  bool ok, rw, ww, timedout, moved, polled;
+  byte g, n;
+  byte id = W1 + i;
+
+  do
+  :: d_step {                            /* fastpath: cmpxchg 0 -> WRITER */
+       if
+       :: count == 0 -> count = WRITER; nw++; wph[i] = 2
+       :: else -> wph[i] = 1
+       fi
+     };
+     do
+     :: atomic { wph[i] == 2 -> break }
+     :: atomic { wph[i] != 2 -> g = wseq };
+        CAS_FAIR_BEGIN
+        c = count;
+        if
+        :: d_step {
+             !(c & (WRITER|RTURN)) && NR(c) == 0 ->
+T5:          if
+             :: count == c && (c & BIASED) -> count = c | WRITER; ok = true
+             :: count == c && !(c & BIASED) -> count = c | WRITER; nw++; wph[i] = 2
+#ifdef BUG_WAKE_ONE
+                ; grant = 0
+#endif
+             :: else -> skip
+             fi;
+             c = 0; g = 0
+           };
+#ifdef BIAS
+           /* BIASED was in the word: revoke before entering (bias.c's
+            * fl_rwsem_bias_revoke): bias off, BIASED off (fetch_and),
+            * then wait for the readers the slots show.  */
+           if
+           :: ok ->
+              bias = false;
+              count = count & ~BIASED;
+              (!slot[0]);
+              (!slot[1]);
+              d_step { ok = false; nw++; wph[i] = 2 }
+           :: else -> skip
+           fi
+#else
+           skip
+#endif
+        :: d_step {
+             (c & RTURN) && !(c & WRITER) && NR(c) == 0 && LEASE_OK ->
+T9:          if
+             :: count == c -> count = WITHSLOW(c & ~(RTURN|WPEND)); moved = true
+             :: else -> skip
+             fi;
+             c = 0; g = 0; polled = false
+           };
+           if
+           :: moved ->
+              moved = false; bump_wseq(); bump_rseq(); wake_writers(n); wake_readers(n); n = 0
+           :: else -> skip
+           fi
+        :: d_step {
+             ((c & WRITER) || NR(c) > 0 || ((c & RTURN) && !LEASE_OK)) ->
+T6:          if
+             :: count == c -> count = WITHSLOW(c | WPEND); ok = true
+             :: else -> g = 0
+             fi;
+             c = 0
+           }
+        fi
+        CAS_FAIR_END;
+        if
+        :: ok ->
+#ifdef BIAS
+           /* Close the table before sleeping (bias off; BIASED stays):
+            * after T6, so that SLOW keeps a restore from reopening it.  */
+           bias = false;
+#endif
+           futex_wait(ok, wseq, g, wslp[i], id,
+                      (count & RTURN) && NR(count) == 0 && LEASE_OK,
+                      timed, timedout, moved, polled);
+#ifdef BUG_WAKE_ONE
+           if
+           :: d_step { grant == i + 1 -> grant = 0; nw++; wph[i] = 2 }
+           :: else -> skip
+           fi;
+#endif
+           if
+           :: d_step { timedout -> moved = false; g = 0 };
+              /* T10: my WPEND may be the only one: clear it, wake
+               * both classes (live writers set it again).  */
+              do
+              :: d_step { c = count; if :: !(c & WPEND) -> c = 0 :: else -> skip fi };
+                 if
+                 :: c == 0 -> break
+                 :: else ->
+T10:                   cas(c, WITHSLOW(c & ~WPEND), ok);
+                    if :: ok -> ok = false; break :: else -> skip fi
+                 fi
+              od;
+              bump_wseq(); bump_rseq();
+              wake_writers(n); wake_readers(n);
+              d_step { n = 0; timedout = false; wph[i] = 0 };
+              goto next
+           :: d_step { !timedout -> moved = false; g = 0 }
+           fi
+        :: else -> skip
+        fi
+     od;
+     up_write(c, ok, rw, ww, n);
+next:
+     skip
+  od;
+died:
+  atomic { wph[i] = 0; c = 0; g = 0 }
+}
+
+init
+{
+  atomic {
+    run reader(0);
+#if NREADERS > 1
+    run reader(1);
+#endif
+    run writer(0, false)
+#if NWRITERS > 1
+    ; run writer(1, true)
+#endif
+  }
+}
+
+/* Progress of the live untimed waiters (spin -a; pan -a -f -N name).  */
+ltl w1_enters { [] ((wph[0] == 1) -> <> (wph[0] == 2 || dead == W1)) }
+ltl r1_enters { [] ((rph[0] == 1) -> <> (rph[0] == 2 || dead == R1)) }
