@@ -38,10 +38,16 @@ while ! grep -q ready "$log" 2>/dev/null; do
 	fi
 	sleep 0.05
 done
+# The clients' PIDs, in order: the killed ones (2, 4) and the survivors.
+killed=
+survivors=
 for n in 1 2 3 4 5; do
 	# shellcheck disable=SC2086
 	$runner "$dir/ipc-client" "$region" "$sock" "$n" >>"$log" 2>&1 &
-	eval "client$n=\$!"
+	case $n in
+	2 | 4) killed="$killed $!" ;;
+	*) survivors="$survivors $!" ;;
+	esac
 done
 # Once all five have connected and worked a little, kill two.
 tries=0
@@ -50,20 +56,21 @@ while [ "$(grep -c connected "$log")" -lt 5 ] && [ $tries -lt 400 ]; do
 	sleep 0.05
 done
 sleep 0.5
-# shellcheck disable=SC2154  # set by the eval above
-kill -9 "$client2" "$client4"
+# shellcheck disable=SC2086  # two PIDs, split on purpose
+kill -9 $killed
 echo "demo: killed clients 2 and 4 with SIGKILL" >>"$log"
-wait "$client1" "$client3" "$client5"
-survivors=$?
+# shellcheck disable=SC2086
+wait $survivors
+survivors_rc=$?
 wait "$server"
 server_rc=$?
 cat "$log"
 deaths=$(grep -c 'is gone; abandoned' "$log")
 finished=$(grep -c '"quit" is set' "$log")
-if [ "$survivors" -eq 0 ] && [ "$server_rc" -eq 0 ] && [ "$deaths" -eq 2 ] \
+if [ "$survivors_rc" -eq 0 ] && [ "$server_rc" -eq 0 ] && [ "$deaths" -eq 2 ] \
    && [ "$finished" -eq 3 ]; then
 	echo "demo: OK (3 clients finished, 2 deaths reported)"
 	exit 0
 fi
-echo "demo: FAILED (survivors $survivors, server $server_rc, deaths $deaths, finished $finished)"
+echo "demo: FAILED (survivors $survivors_rc, server $server_rc, deaths $deaths, finished $finished)"
 exit 1
