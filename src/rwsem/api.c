@@ -2,9 +2,13 @@
  * place that tells helgrind, drd and ThreadSanitizer what it does.
  *
  * The inline functions of <fastlock/rwsem.h> come here (fl_rwsem_tool_*)
- * when fastlock is built --enable-annotations or the caller is compiled
- * with -fsanitize=thread; the timed calls, downgrade, init and destroy
- * always do.  Each acquisition hides the object from the Valgrind tools
+ * while fl_tools_active is set (helgrind, drd, the lock-order checker),
+ * when fastlock is built --enable-annotations, or when the caller is
+ * compiled with -fsanitize=thread; the timed calls, downgrade, init and
+ * destroy always do.  A read lock taken here while fl_tools_active is set
+ * marks the lock's bias word WATCHED, and a write lock puts OWNER_SLOW in
+ * owner: so the inline up_read and up_write, which test nothing, come
+ * back here for the release (<fastlock/bits/rwsem.h>).  Each acquisition hides the object from the Valgrind tools
  * (whose view of its atomics is wrong; a zero-filled lock never goes
  * through fl_rwsem_init) and reports the acquisition after it succeeded;
  * each release is reported before it happens, so that a tool never sees
@@ -29,12 +33,6 @@
  * annotation macros drop their arguments, and a function would be unused. */
 #define TSAN_HOW(how) ((how) == FL_RWSEM_BLOCK ? 0u : FL_TSAN_TRY)
 
-static int write_held_by_me(const fl_rwsem_t *s)
-{
-  return (fl_load_relaxed(&s->count) & FL_RWSEM_WRITER) &&
-         fl_load_relaxed(&s->owner) == fl_rwsem_thread.tid;
-}
-
 static int read_held_by_me(const fl_rwsem_t *s)
 {
   return (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE) && fl_rwsem_bias_held(s);
@@ -51,19 +49,45 @@ static int refuse(int how)
   return how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
 }
 
+/* Send the inline up_read of s here from now on (by CAS: the bias word
+ * changes only so).  */
+static void watch_readers(fl_rwsem_t *s)
+{
+  int32_t b = fl_load_relaxed(&s->bias);
+
+  while (fl_load_relaxed(&fl_tools_active) != 0 && !(b & FL_RWSEM_BIAS_WATCHED)) {
+    int32_t seen = fl_atomic_cmpxchg_relaxed(&s->bias, b, b | FL_RWSEM_BIAS_WATCHED);
+    if (seen == b)
+      break;
+    b = seen;
+  }
+}
+
+/* An acquisition that succeeded (EOWNERDEAD: it did, with a warning).  */
+static int acquired(int rc)
+{
+  return rc == 0 || rc == EOWNERDEAD;
+}
+
 static int read_lock(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 {
   int rc;
 
-  if (write_held_by_me(s))
+  if (fl_rwsem_write_held_by_me(s))
     return refuse(w->how);
   FL_VG_HIDE(s, sizeof *s);
+  watch_readers(s);
   FL_TSAN_PRE_LOCK(s, FL_TSAN_READ | TSAN_HOW(w->how));
-  if (fl_load_relaxed(&s->bias) != 0)
+  if (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE)
     rc = fl_rwsem_bias_lock_read(s, w);
   else
     rc = fl_rwsem_count_down_read(s, w);
-  if (rc == 0) {
+  if (rc == EOWNERDEAD) {
+    /* FL_ROBUST: a reader that took over a dead writer's lock holds it
+     * for writing.  */
+    FL_VG_RWLOCK_ACQUIRED(s, 1);
+    FL_TSAN_POST_LOCK(s, TSAN_HOW(w->how));
+  } else if (rc == 0) {
     FL_VG_RWLOCK_ACQUIRED(s, 0);
     FL_TSAN_POST_LOCK(s, FL_TSAN_READ | TSAN_HOW(w->how));
   } else {
@@ -76,12 +100,12 @@ static int write_lock(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 {
   int rc;
 
-  if (write_held_by_me(s) || read_held_by_me(s))
+  if (fl_rwsem_write_held_by_me(s) || read_held_by_me(s))
     return refuse(w->how);
   FL_VG_HIDE(s, sizeof *s);
   FL_TSAN_PRE_LOCK(s, TSAN_HOW(w->how));
   rc = fl_rwsem_lock_write(s, w);
-  if (rc == 0) {
+  if (acquired(rc)) {
     FL_VG_RWLOCK_ACQUIRED(s, 1);
     FL_TSAN_POST_LOCK(s, TSAN_HOW(w->how));
   } else {
@@ -143,12 +167,13 @@ int fl_rwsem_downgrade_write(fl_rwsem_t *s)
 {
   int rc;
 
-  if (fl_load_relaxed(&s->owner) != fl_rwsem_thread.tid)
+  if (!fl_rwsem_write_held_by_me(s))
     return EPERM;
   FL_VG_RWLOCK_RELEASED(s, 1);
   FL_TSAN_PRE_UNLOCK(s, 0);
   FL_TSAN_POST_UNLOCK(s, 0);
   rc = fl_rwsem_downgrade_raw(s);
+  watch_readers(s);
   FL_TSAN_PRE_LOCK(s, FL_TSAN_READ);
   FL_VG_RWLOCK_ACQUIRED(s, 0);
   FL_TSAN_POST_LOCK(s, FL_TSAN_READ);
@@ -175,7 +200,10 @@ int fl_rwsem_tool_up_read(fl_rwsem_t *s)
     return EPERM;
   FL_VG_RWLOCK_RELEASED(s, 0);
   FL_TSAN_PRE_UNLOCK(s, FL_TSAN_READ);
-  rc = fl_rwsem_raw_up_read(s);
+  if (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE)
+    rc = fl_rwsem_bias_unlock_read(s);
+  else
+    rc = fl_rwsem_count_up_read(s);
   FL_TSAN_POST_UNLOCK(s, FL_TSAN_READ);
   return rc;
 }
@@ -184,11 +212,11 @@ int fl_rwsem_tool_up_write(fl_rwsem_t *s)
 {
   int rc;
 
-  if (fl_load_relaxed(&s->owner) != fl_rwsem_thread.tid)
+  if (!fl_rwsem_write_held_by_me(s))
     return EPERM;
   FL_VG_RWLOCK_RELEASED(s, 1);
   FL_TSAN_PRE_UNLOCK(s, 0);
-  rc = fl_rwsem_raw_up_write(s);
+  rc = fl_rwsem_unlock_write(s);
   FL_TSAN_POST_UNLOCK(s, 0);
   return rc;
 }
