@@ -27,8 +27,8 @@
  *
  * STATES (R: the readers field less fastpath adds about to be undone;
  * RWAIT, SLOW and BIASED are orthogonal to them)
- *   S0 FREE        R = 0, no WRITER, no RTURN (WPEND only in passing,
- *                  between a release and its T4/T8)
+ *   S0 FREE        R = 0, no WRITER, no RTURN (with WPEND: woken writers
+ *                  are on their way, readers wait for them)
  *   S1 READ        R > 0, no WRITER, no WPEND
  *   S2 WRITE       WRITER, R = 0 (WPEND: writers wait, RWAIT: readers)
  *   S3 READ+WPEND  R > 0, WPEND: newcomers wait, holders drain
@@ -38,28 +38,35 @@
  * cmpxchg, or a CAS of the whole word; no flag is ever added or
  * subtracted, so no carry can corrupt the word)
  *   T1  reader fast enter     S0/S1/S4 -> S1/S4      fetch_add READER
- *   T2  reader slow enter     CAS R+1 if no WRITER and (no WPEND, or the
- *                             reader was admitted, or PREFER_READER);
+ *   T2  reader slow enter     CAS R+1 if no WRITER and (no WPEND, or
+ *                             PREFER_READER, or RTURN and the reader was
  *                             admitted: it slept on rseq = g and now
- *                             reads rseq != g
+ *                             reads rseq != g)
  *   T3  reader waits          CAS set RWAIT|SLOW while WRITER or WPEND
  *                             blocks it, then futex_wait(rseq, g)
  *   T4  readers gone          the leaver that makes R = 0 (up_read, or a
- *                             fastpath add undone): CAS clear RTURN and
- *                             WPEND, bump wseq and wake all writers; if
- *                             no WPEND was up, clear RWAIT too and wake
- *                             all readers
+ *                             fastpath add undone): with WPEND, CAS clear
+ *                             RTURN, bump wseq and wake all writers; WPEND
+ *                             stays while one was asleep, else goes with
+ *                             RWAIT (waking all readers);
+ *                             without WPEND, CAS clear RTURN and RWAIT,
+ *                             wake all readers
  *   T5  writer enters         CAS set WRITER if no WRITER, R = 0, no RTURN
  *   T6  writer waits          CAS set WPEND|SLOW while WRITER, R > 0 or
  *                             RTURN, then futex_wait(wseq, g)
  *   T7  writer leaves, readers wait (RWAIT; unless PREFER_WRITER with
- *                             WPEND): CAS RWAIT -> RTURN, bump rseq, wake
- *                             all readers.  If nobody was asleep and
- *                             R = 0, T4 at once (the turn has nobody)
- *   T8  writer leaves, writers wait (WPEND): CAS clear WPEND, bump wseq,
- *                             wake all writers
- *   T9  lease expiry          a waiter whose sleep ran out (a turn lease,
- *                             or an FL_PSHARED poll) and that finds the
+ *                             WPEND): CAS RWAIT -> RTURN; with WPEND, wake
+ *                             all writers, and CAS WPEND off if none was
+ *                             asleep (the leaver's own used-up lease);
+ *                             bump rseq, wake all readers.  If no reader
+ *                             was asleep and R = 0, T4 at once
+ *   T8  writer leaves, writers wait (WPEND): bump wseq, wake all
+ *                             writers; WPEND stays up while they compete,
+ *                             and goes as in T4 if none was asleep
+ *   T9  lease expiry          a waiter whose sleep ran out (a turn lease:
+ *                             a writer facing RTURN with R = 0, a reader
+ *                             facing WPEND without WRITER; or an
+ *                             FL_PSHARED poll) and that finds the
  *                             very word it went to sleep on, with R = 0
  *                             and no WRITER: CAS clear WPEND and RTURN,
  *                             bump both sequences, wake everybody
@@ -140,9 +147,10 @@
 #define SPIN_STALE 20
 /* FL_PSHARED waiters look again at least this often.  */
 #define POLL_NS 50000000
-/* A writer that finds a readers' turn nobody has entered waits this long
- * before it ends the turn itself (T9): only fairness suffers if the
- * readers were merely slow.  */
+/* A writer that finds a readers' turn nobody has entered, or a reader
+ * that finds WPEND up on a lock nobody holds, waits this long before it
+ * takes the flag down itself (T9): only fairness suffers if the others
+ * were merely slow.  */
 #define TURN_LEASE_NS 2000000
 /* What wait_on returns when a lease or poll ran out (not the deadline).  */
 #define LEASE_EXPIRED (-1)
@@ -286,6 +294,32 @@ static int spin_more(fl_rwsem_t *s, int32_t *c, int *spins, int *stale)
 /* Releases: the transitions that wake.                                */
 /* ------------------------------------------------------------------ */
 
+/* Wake the writers for T4 and T8.  WPEND stays up while any writer was
+ * asleep, so that readers arriving now wait behind the woken writers
+ * instead of refilling the lock before these can run.  If none was
+ * asleep, nobody holds that lease: CAS it off (a writer between its T6
+ * and its sleep sees wseq moved and looks again), and wake the readers
+ * that slept behind it.  */
+static void wake_writers(fl_rwsem_t *s)
+{
+  int32_t c;
+
+  if (wake_all(s, &s->wseq) != 0)
+    return;
+  c = fl_load_relaxed(&s->count);
+  while ((c & WPEND) && !underflow(c)) {
+    int32_t want = c & ~WPEND;
+
+    if (!(c & WRITER))
+      want &= ~RWAIT;
+    if (cas(s, &c, with_slow(want))) {
+      if ((c & RWAIT) && !(c & WRITER))
+        wake_all(s, &s->rseq);
+      return;
+    }
+  }
+}
+
 /* T4: the readers are gone (or the turn had nobody).  Run by whoever made
  * R = 0, and by T7 when its wake found nobody asleep.  */
 static void readers_gone(fl_rwsem_t *s)
@@ -302,16 +336,19 @@ static void readers_gone(fl_rwsem_t *s)
     }
     if (READERS(c) != 0 || (c & WRITER) || !(c & FLAGS))
       return;
-    want = c & ~(WPEND | RTURN);
+    if (c & WPEND) {
+      /* The writers go next: end the turn, keep WPEND (wake_writers).  */
+      if ((c & RTURN) && !cas(s, &c, with_slow(c & ~RTURN)))
+        continue;
+      wake_writers(s);
+      return;
+    }
     /* No writer waits: the readers asleep may all come in.  */
-    if (!(c & WPEND))
-      want &= ~RWAIT;
+    want = c & ~(RTURN | RWAIT);
     if (cas(s, &c, with_slow(want)))
       break;
   }
-  if (c & WPEND)
-    wake_all(s, &s->wseq);
-  if ((c & RWAIT) && !(c & WPEND))
+  if (c & RWAIT)
     wake_all(s, &s->rseq);
 }
 
@@ -332,15 +369,17 @@ static void writer_gone(fl_rwsem_t *s)
       /* T7: the readers' turn.  */
       if (!cas(s, &c, with_slow((c & ~RWAIT) | RTURN)))
         continue;
+      /* WPEND may be our own lease, used up: if no writer sleeps behind
+       * the turn, it goes (wake_writers).  */
+      if (c & WPEND)
+        wake_writers(s);
       if (wake_all(s, &s->rseq) == 0)
         readers_gone(s);   /* nobody asleep: end the empty turn now */
       return;
     }
     if (c & WPEND) {
-      /* T8: the writers compete.  */
-      if (!cas(s, &c, with_slow(c & ~WPEND)))
-        continue;
-      wake_all(s, &s->wseq);
+      /* T8: the writers compete (WPEND stays while they do).  */
+      wake_writers(s);
       return;
     }
     return;
@@ -429,7 +468,8 @@ static int robust(const fl_rwsem_t *s)
 static int read_may_enter(const fl_rwsem_t *s, int32_t c, int admitted)
 {
   return !(c & WRITER) &&
-         (!(c & WPEND) || admitted || prefers(s, FL_RWSEM_PREFER_READER));
+         (!(c & WPEND) || (admitted && (c & RTURN)) ||
+          prefers(s, FL_RWSEM_PREFER_READER));
 }
 
 /* The second half of T4: after a fetch_add of -READER that left old.  */
@@ -482,7 +522,12 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     if (!cas(s, &c, with_slow(c | RWAIT)))
       continue;
     c = with_slow(c | RWAIT);
-    rc = wait_on(s, &s->rseq, g, w, pshared(s) ? POLL_NS : 0);
+    /* Blocked by WPEND alone, a reader sleeps on a lease: T4 keeps WPEND
+     * up for the writers it wakes, and if none comes (one that took the
+     * lock released it to a turn, and nobody else waits) the lease's T9
+     * takes the stale WPEND down.  */
+    rc = wait_on(s, &s->rseq, g, w,
+                 !(c & WRITER) ? TURN_LEASE_NS : pshared(s) ? POLL_NS : 0);
     if (rc == ETIMEDOUT) {
       /* T10 for a reader: our RWAIT may be the only one; clear it, and
        * the readers still asleep set it again.  */
