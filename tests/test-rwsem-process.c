@@ -306,6 +306,87 @@ START_TEST(owners_in_two_pid_namespaces_differ)
 }
 END_TEST
 
+/* FL_ROBUST: a write holder killed with the lock.  The next writer (or
+ * reader: then it holds the lock for writing) gets EOWNERDEAD within its
+ * deadline; with fl_rwsem_consistent the lock is usable again (loop index
+ * 0, 1), without it ENOTRECOVERABLE for everybody (2, 3).  */
+START_TEST(robust_dead_writer_is_detected)
+{
+  struct shared *g = shared_new(FL_PSHARED | FL_ROBUST);
+  int by_reader = _i % 2, repair = _i < 2;
+  struct timespec t = in_seconds(30);
+  pid_t pid;
+  int status, rc;
+
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (fl_rwsem_down_write(&g->lock) != 0)
+      _exit(1);
+    set(&g->step, 1);
+    for (;;)
+      pause();
+  }
+  while (get(&g->step) != 1)
+    usleep(100);
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_int_eq(fl_rwsem_consistent(&g->lock), EINVAL);   /* not ours */
+  rc = by_reader ? fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t)
+                 : fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+  ck_assert_int_eq(rc, EOWNERDEAD);
+  ck_assert_int_eq(fl_rwsem_downgrade_write(&g->lock), EPERM);
+  if (repair) {
+    ck_assert_int_eq(fl_rwsem_consistent(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_consistent(&g->lock), EINVAL);   /* once */
+    ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_down_write(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_down_read(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+  } else {
+    ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_down_write(&g->lock), ENOTRECOVERABLE);
+    ck_assert_int_eq(fl_rwsem_down_read(&g->lock), ENOTRECOVERABLE);
+    ck_assert_int_eq(fl_rwsem_down_write_trylock(&g->lock), ENOTRECOVERABLE);
+  }
+  shared_free(g);
+}
+END_TEST
+
+/* A read holder killed with the lock: its count stays (read locks are
+ * counted, not named) until a supervisor that knows of the death says so
+ * with fl_rwsem_reader_died; then writers get in.  */
+START_TEST(dead_reader_released_by_its_supervisor)
+{
+  struct shared *g = shared_new(pshared_modes[_i] | (_i == 0 ? FL_ROBUST : 0u));
+  struct timespec t;
+  pid_t pid;
+  int status;
+
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (fl_rwsem_down_read(&g->lock) != 0)
+      _exit(1);
+    set(&g->step, 1);
+    for (;;)
+      pause();
+  }
+  while (get(&g->step) != 1)
+    usleep(100);
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_int_eq(fl_rwsem_down_write_trylock(&g->lock), EBUSY);
+  ck_assert_int_eq(fl_rwsem_reader_died(&g->lock), 0);
+  t = in_seconds(10);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  ck_assert_int_eq(fl_rwsem_reader_died(&g->lock), EPERM);
+  shared_free(g);
+}
+END_TEST
+
 /* The pthread_atfork idiom: the forking thread holds a private lock for
  * writing across fork, and both parent and child release it.  In the
  * child the lock is the child's own copy, held by its only thread, which
@@ -345,6 +426,8 @@ static Suite *process_suite(void)
   tcase_add_loop_test(tc, timed_calls_survive_a_stopped_process, 0, NPMODES);
   tcase_add_test(tc, owners_in_two_pid_namespaces_differ);
   tcase_add_test(tc, atfork_idiom_releases_in_both);
+  tcase_add_loop_test(tc, robust_dead_writer_is_detected, 0, 4);
+  tcase_add_loop_test(tc, dead_reader_released_by_its_supervisor, 0, NPMODES);
   suite_add_tcase(s, tc);
   return s;
 }
