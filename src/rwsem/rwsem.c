@@ -313,6 +313,10 @@ static void wake_writers(fl_rwsem_t *s)
     if (!(c & WRITER))
       want &= ~RWAIT;
     if (cas(s, &c, with_slow(want))) {
+      /* A flag's clearing is followed by its class's bump (NO LOST
+       * WAKE-UPS): a writer may have set WPEND again, after our first
+       * bump and before this CAS, and gone to sleep on the new wseq.  */
+      wake_all(s, &s->wseq);
       if ((c & RWAIT) && !(c & WRITER))
         wake_all(s, &s->rseq);
       return;
