@@ -808,6 +808,48 @@ START_TEST(fork_child_does_not_own_the_parents_lock)
 }
 END_TEST
 
+/* While fl_tools_active is set (as the library sets it under helgrind,
+ * drd or the lock-order checker) every inline call goes through the
+ * library's watched paths: a read lock marks the bias word WATCHED, a
+ * write lock puts OWNER_SLOW in owner, and the releases find their way
+ * back through them.  Run in a new thread: free_count is decided when a
+ * thread first learns its TID.  */
+static void *watched_calls(void *p)
+{
+  fl_rwsem_t *s = p;
+  intptr_t bad = 0;
+
+  bad |= (fl_rwsem_down_read(s) != 0) << 0;
+  bad |= !(fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_WATCHED) << 1;
+  bad |= (fl_rwsem_up_read(s) != 0) << 2;
+  bad |= (fl_rwsem_up_read(s) != EPERM) << 3;
+  bad |= (fl_rwsem_down_write(s) != 0) << 4;
+  bad |= !(fl_load_relaxed(&s->owner) & FL_RWSEM_OWNER_SLOW) << 5;
+  bad |= (fl_rwsem_down_read_trylock(s) != EBUSY) << 6;
+  bad |= (fl_rwsem_up_write(s) != 0) << 7;
+  bad |= (fl_rwsem_up_write(s) != EPERM) << 8;
+  bad |= (fl_rwsem_down_write_trylock(s) != 0 || fl_rwsem_downgrade_write(s) != 0 ||
+          fl_rwsem_up_read(s) != 0) << 9;
+  return (void *)bad;
+}
+
+START_TEST(watched_calls_go_through_the_library)
+{
+  fl_rwsem_t s;
+  pthread_t t;
+  void *bad;
+  int32_t was = fl_load_relaxed(&fl_tools_active);   /* a tool may run us */
+
+  init_mode(&s, modes[_i]);
+  fl_store_relaxed(&fl_tools_active, 1);
+  ck_assert_int_eq(pthread_create(&t, NULL, watched_calls, &s), 0);
+  pthread_join(t, &bad);
+  fl_store_relaxed(&fl_tools_active, was);
+  ck_assert_int_eq((intptr_t)bad, 0);
+  done_with(&s);
+}
+END_TEST
+
 static Suite *rwsem_suite(void)
 {
   Suite *s = suite_create("rwsem");
@@ -840,6 +882,7 @@ static Suite *rwsem_suite(void)
   tcase_add_test(tt, queued_writer_closes_the_bias);
   tcase_add_test(tt, recursive_biased_read_passes_a_revoking_writer);
   tcase_add_test(tt, fork_child_does_not_own_the_parents_lock);
+  tcase_add_loop_test(tt, watched_calls_go_through_the_library, 0, NMODES);
   suite_add_tcase(s, tt);
   return s;
 }
