@@ -176,6 +176,10 @@ static struct row *row_get(void)
 
   if (my_row() != NULL)
     return my_row();
+  /* No row while a tool watches: the inline fastpaths rely on it to send
+   * every watched read here (<fastlock/bits/rwsem.h>).  */
+  if (fl_load_relaxed(&fl_tools_active) != 0)
+    return NULL;
   pthread_once(&table_once, table_setup);
   for (i = 0; i < ROWS / 32; i++) {
     int32_t used = fl_load_relaxed(&rows_used[i]);
@@ -342,6 +346,11 @@ int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how)
 {
   struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+
+  if (fl_load_relaxed(&fl_tools_active) != 0)
+    return fl_rwsem_tool_down_read(s, how);
+  if (!(fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE))
+    return fl_rwsem_count_down_read(s, &w);   /* watched once, not now */
   return fl_rwsem_bias_lock_read(s, &w);
 }
 

@@ -39,7 +39,9 @@
  * thread's first down_write (the library sets it as it loads).  Their
  * releases: a watched write lock has OWNER_SLOW in owner, so up_write's
  * owner check fails into the library; a watched read lock has
- * BIAS_WATCHED in the bias word, so up_read takes its bias branch.  */
+ * BIAS_WATCHED in the bias word, so up_read takes its bias branch, where
+ * a thread has no READ_BIAS row while a tool watches (the library gives
+ * none out), so that branch goes to the library too.  */
 #ifndef FASTLOCK_BITS_RWSEM_H
 #define FASTLOCK_BITS_RWSEM_H
 
@@ -159,10 +161,10 @@ static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
   int32_t id = fl_load_relaxed(&s->bias_id);
   int32_t *e;
 
-  if (__builtin_expect(fl_load_relaxed(&fl_tools_active) != 0, 0))
-    return fl_rwsem_tool_down_read(s, how);
-  if (row == NULL || (bias & (FL_RWSEM_BIAS_ON | FL_RWSEM_BIAS_WATCHED)) !=
-                     FL_RWSEM_BIAS_ON)
+  /* No row while a tool watches (the library gives none out then): so
+   * the watched calls, and every lock while bias is 0, go to the library
+   * here, which sends them on to the tool paths.  */
+  if (row == NULL || !(bias & FL_RWSEM_BIAS_ON))
     return fl_rwsem_biased_down_read(s, how);
   e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
   if (fl_load_relaxed(e) != 0)
@@ -184,11 +186,11 @@ static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
  * library does the rest.  A writer that marks the slot between our load
  * and our store is not woken: it polls (bias.c), so it waits a little
  * longer, never for ever.  */
-static inline int fl_rwsem_bias_up_read(fl_rwsem_t *s, int32_t bias)
+static inline int fl_rwsem_bias_up_read(fl_rwsem_t *s)
 {
   int32_t *row = fl_rwsem_thread.bias_row;
 
-  if (row != NULL && !(bias & FL_RWSEM_BIAS_WATCHED)) {
+  if (row != NULL) {   /* (none while a tool watches) */
     int32_t id = fl_load_relaxed(&s->bias_id);
     int32_t *e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
     if (fl_load_relaxed(e) == id) {
@@ -213,10 +215,8 @@ static inline int fl_rwsem_raw_down_read(fl_rwsem_t *s, int how)
 
 static inline int fl_rwsem_raw_up_read(fl_rwsem_t *s)
 {
-  int32_t bias = fl_load_relaxed(&s->bias);
-
-  if (bias != 0)
-    return fl_rwsem_bias_up_read(s, bias);
+  if (fl_load_relaxed(&s->bias) != 0)
+    return fl_rwsem_bias_up_read(s);
   return fl_rwsem_count_up_read_fast(s);
 }
 
