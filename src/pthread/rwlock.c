@@ -1,8 +1,12 @@
 /* src/pthread/rwlock.c: pthread_rwlock_* on fastlock's rwsem (layout and
- * kinds: rwlock.h, attrs.c).  */
+ * kinds: rwlock.h, attrs.c).  Under helgrind or drd the rwsem takes its
+ * own watched paths (fl_tools_active), which tell the tool what the lock
+ * does: nothing is annotated here, or the tool would see each lock taken
+ * twice.  */
 #include "config.h"
 
 #include "pthread/rwlock.h"
+#include "rwsem/rwsem-internal.h"
 #include "sys/cpu.h"
 
 #include <errno.h>
@@ -46,16 +50,7 @@ static fl_rwsem_t *sem_of(pthread_rwlock_t *l)
   if (__builtin_expect(fl_load_acquire(&pl->ready) != FL_PRW_READY, 0))
     apply_static_kind(pl);
 #endif
-  if (fl_pt_under_vg())
-    fl_pt_vg_hide(l, sizeof *l);
   return &pl->sem;
-}
-
-static int acquired(pthread_rwlock_t *l, int rc, int writer)
-{
-  if (rc == 0 && fl_pt_under_vg())
-    fl_pt_vg_acquired(l, writer);
-  return rc;
 }
 
 FL_PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
@@ -84,62 +79,54 @@ FL_PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_
 
 FL_PT_API int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
-  int rc = fl_rwsem_destroy(sem_of(l));
-  if (rc == 0 && fl_pt_under_vg())
-    fl_pt_vg_destroyed(l);
-  return rc;
+  return fl_rwsem_destroy(sem_of(l));
 }
 
 FL_PT_API int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
-  return acquired(l, fl_rwsem_down_read(sem_of(l)), 0);
+  return fl_rwsem_down_read(sem_of(l));
 }
 
 FL_PT_API int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
-  return acquired(l, fl_rwsem_down_read_trylock(sem_of(l)), 0);
+  return fl_rwsem_down_read_trylock(sem_of(l));
 }
 
 FL_PT_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-  return acquired(l, fl_rwsem_down_read_timed(sem_of(l), CLOCK_REALTIME, abstime), 0);
+  return fl_rwsem_down_read_timed(sem_of(l), CLOCK_REALTIME, abstime);
 }
 
 FL_PT_API int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
                                          const struct timespec *abstime)
 {
-  return acquired(l, fl_rwsem_down_read_timed(sem_of(l), clock, abstime), 0);
+  return fl_rwsem_down_read_timed(sem_of(l), clock, abstime);
 }
 
 FL_PT_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-  return acquired(l, fl_rwsem_down_write(sem_of(l)), 1);
+  return fl_rwsem_down_write(sem_of(l));
 }
 
 FL_PT_API int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-  return acquired(l, fl_rwsem_down_write_trylock(sem_of(l)), 1);
+  return fl_rwsem_down_write_trylock(sem_of(l));
 }
 
 FL_PT_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
 {
-  return acquired(l, fl_rwsem_down_write_timed(sem_of(l), CLOCK_REALTIME, abstime), 1);
+  return fl_rwsem_down_write_timed(sem_of(l), CLOCK_REALTIME, abstime);
 }
 
 FL_PT_API int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
                                          const struct timespec *abstime)
 {
-  return acquired(l, fl_rwsem_down_write_timed(sem_of(l), clock, abstime), 1);
+  return fl_rwsem_down_write_timed(sem_of(l), clock, abstime);
 }
 
 FL_PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
   fl_rwsem_t *s = sem_of(l);
-  /* owner holds the write holder's TID (<fastlock/rwsem.h>); only that
-   * thread can find its own TID there.  */
-  int writer = fl_load_relaxed(&s->owner) == fl_pt_tid();
 
-  if (fl_pt_under_vg())
-    fl_pt_vg_released(l, writer);
-  return writer ? fl_rwsem_up_write(s) : fl_rwsem_up_read(s);
+  return fl_rwsem_write_held_by_me(s) ? fl_rwsem_up_write(s) : fl_rwsem_up_read(s);
 }

@@ -1,0 +1,443 @@
+/* tests/test-rwsem-process.c: what processes do to an FL_PSHARED rwsem
+ * (and fork to a private one): waiters killed or stopped in the middle of
+ * a wait, owners in two PID namespaces, the pthread_atfork idiom.
+ *
+ * The lock lives in a MAP_SHARED anonymous mapping made before fork.  A
+ * waiter is known to be queued when the count word's sign bit (SLOW: a
+ * waiter's flag is up) is set; tests poll for that, never sleep a fixed
+ * time.  A call that should return but hangs fails through the test
+ * case's timeout; deadlines given to the lock are generous (seconds), so
+ * a loaded machine does not fail them.  */
+#include "config.h"
+
+#include <fastlock/rwsem.h>
+
+#include "sys/clock.h"
+
+#include "fl-check.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const unsigned pshared_modes[] = {
+  FL_PSHARED, FL_PSHARED | FL_RWSEM_PREFER_READER, FL_PSHARED | FL_RWSEM_PREFER_WRITER,
+};
+#define NPMODES ((int)(sizeof pshared_modes / sizeof pshared_modes[0]))
+
+/* What the processes of one test share.  */
+struct shared {
+  fl_rwsem_t lock;
+  int32_t step;       /* handshakes between the processes */
+  int32_t result[4];  /* what the children saw */
+};
+
+static struct shared *shared_new(unsigned mode)
+{
+  struct shared *g = mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+  ck_assert(g != MAP_FAILED);
+  ck_assert_int_eq(fl_rwsem_init(&g->lock, mode), 0);
+  return g;
+}
+
+static void shared_free(struct shared *g)
+{
+  ck_assert_int_eq(fl_rwsem_destroy(&g->lock), 0);
+  munmap(g, sizeof *g);
+}
+
+static int32_t get(int32_t *p)
+{
+  return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+static void set(int32_t *p, int32_t v)
+{
+  __atomic_store_n(p, v, __ATOMIC_SEQ_CST);
+}
+
+/* Poll (without a time limit a slow run could hit) until ok(g).  */
+static void wait_until(struct shared *g, int (*ok)(struct shared *), const char *what)
+{
+  long tries;
+
+  for (tries = 0; !ok(g); tries++) {
+    ck_assert_msg(tries < 2000000, "%s: not after 2000000 polls", what);
+    usleep(100);
+  }
+}
+
+static int someone_waits(struct shared *g)
+{
+  return get(&g->lock.count) < 0;
+}
+
+static struct timespec in_seconds(int s)
+{
+  return fl_deadline_after_ns(CLOCK_MONOTONIC, (int64_t)s * 1000000000);
+}
+
+/* Defect: a process killed while queued (blocking or timed, reader or
+ * writer, every mode) was handed the lock after its death, and the lock
+ * stayed held for ever.  Loop index: mode, then reader/writer, then
+ * blocking/timed.  */
+START_TEST(killed_waiter_blocks_nobody)
+{
+  unsigned mode = pshared_modes[_i % NPMODES];
+  int write = (_i / NPMODES) % 2;
+  int timed = _i / NPMODES / 2;
+  struct shared *g = shared_new(mode);
+  struct timespec t;
+  pid_t pid;
+  int status;
+
+  ck_assert_int_eq(fl_rwsem_down_write(&g->lock), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    struct timespec later = in_seconds(3600);
+    if (write)
+      _exit(timed ? fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &later)
+                  : fl_rwsem_down_write(&g->lock));
+    _exit(timed ? fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &later)
+                : fl_rwsem_down_read(&g->lock));
+  }
+  wait_until(g, someone_waits, "the child never waited");
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFSIGNALED(status));
+  ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  /* The dead waiter must not hold anything now.  */
+  t = in_seconds(10);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  t = in_seconds(10);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+  shared_free(g);
+}
+END_TEST
+
+/* The same with a reader holding the lock and a writer queued behind it
+ * killed: a reader that comes later must get in once the holder leaves,
+ * without waiting for the dead writer.  */
+START_TEST(killed_writer_does_not_stop_readers)
+{
+  struct shared *g = shared_new(pshared_modes[_i]);
+  struct timespec t;
+  pid_t pid, reader;
+  int status;
+
+  ck_assert_int_eq(fl_rwsem_down_read(&g->lock), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0)
+    _exit(fl_rwsem_down_write(&g->lock));
+  wait_until(g, someone_waits, "the writer never waited");
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  reader = fork();
+  ck_assert_int_ge(reader, 0);
+  if (reader == 0) {
+    struct timespec later = in_seconds(10);
+    int rc = fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &later);
+    _exit(rc == 0 ? fl_rwsem_up_read(&g->lock) : rc);
+  }
+  ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+  ck_assert_int_eq(waitpid(reader, &status, 0), reader);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  t = in_seconds(10);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  shared_free(g);
+}
+END_TEST
+
+/* Defect: timed calls waited without a deadline for the lock's internal
+ * queue lock, so a process stopped (or killed) inside it made them hang.
+ * Two children hammer the lock with every kind of call; the parent stops
+ * one of them at arbitrary moments (often inside a slowpath) and each
+ * time makes a timed call, which must return (0 or ETIMEDOUT) instead of
+ * hanging: a hang fails through the test case's timeout.  */
+static void hammer(struct shared *g, unsigned seed)
+{
+  for (;;) {
+    struct timespec t = fl_deadline_after_ns(CLOCK_MONOTONIC, rand_r(&seed) % 200000);
+    int rc;
+
+    switch (rand_r(&seed) % 4) {
+    case 0:
+      if (fl_rwsem_down_write(&g->lock) == 0)
+        fl_rwsem_up_write(&g->lock);
+      break;
+    case 1:
+      if (fl_rwsem_down_read(&g->lock) == 0)
+        fl_rwsem_up_read(&g->lock);
+      break;
+    case 2:
+      rc = fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+      if (rc == 0)
+        fl_rwsem_up_write(&g->lock);
+      break;
+    default:
+      rc = fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t);
+      if (rc == 0)
+        fl_rwsem_up_read(&g->lock);
+      break;
+    }
+  }
+}
+
+START_TEST(timed_calls_survive_a_stopped_process)
+{
+  struct shared *g = shared_new(pshared_modes[_i]);
+  long rounds = fl_test_iterations(200);
+  pid_t pid[2];
+  long i;
+  int k, status;
+
+  for (k = 0; k < 2; k++) {
+    pid[k] = fork();
+    ck_assert_int_ge(pid[k], 0);
+    if (pid[k] == 0)
+      hammer(g, 7u + (unsigned)k);
+  }
+  for (i = 0; i < rounds; i++) {
+    struct timespec t = fl_deadline_after_ns(CLOCK_MONOTONIC, 2000000);
+    int rc;
+
+    usleep((useconds_t)(i % 7) * 50);
+    ck_assert_int_eq(kill(pid[i % 2], SIGSTOP), 0);
+    ck_assert_int_eq(waitpid(pid[i % 2], &status, WUNTRACED), pid[i % 2]);
+    rc = i % 2 ? fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t)
+               : fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+    ck_assert_msg(rc == 0 || rc == ETIMEDOUT, "timed call: %d", rc);
+    if (rc == 0)
+      ck_assert_int_eq(i % 2 ? fl_rwsem_up_read(&g->lock) : fl_rwsem_up_write(&g->lock), 0);
+    ck_assert_int_eq(kill(pid[i % 2], SIGCONT), 0);
+  }
+  for (k = 0; k < 2; k++) {
+    ck_assert_int_eq(kill(pid[k], SIGKILL), 0);
+    ck_assert_int_eq(waitpid(pid[k], &status, 0), pid[k]);
+  }
+  /* The children died holding what they held: the lock cannot be
+   * destroyed or reused in general (FL_ROBUST is about that), so only
+   * the mapping goes.  */
+  munmap(g, sizeof *g);
+}
+END_TEST
+
+/* Defect: owners were told apart by TID alone, and TIDs repeat across PID
+ * namespaces.  Two children each unshare a PID namespace and fork its
+ * init (PID 1 in both); the first takes the write lock, the second must
+ * not be taken for its owner.  Skipped where unshare(CLONE_NEWPID) is not
+ * allowed.  */
+static void namespace_init(struct shared *g, int me)
+{
+  pid_t pid;
+  int status;
+
+  if (unshare(CLONE_NEWPID) != 0)
+    _exit(77);
+  pid = fork();
+  if (pid < 0)
+    _exit(2);
+  if (pid == 0) {
+    struct timespec t = in_seconds(1);
+    if (getpid() != 1)
+      _exit(3);
+    if (me == 0) {
+      g->result[0] = fl_rwsem_down_write(&g->lock);
+      set(&g->step, 1);
+      while (get(&g->step) != 2)
+        usleep(100);
+      g->result[1] = fl_rwsem_up_write(&g->lock);
+      _exit(0);
+    }
+    while (get(&g->step) != 1)
+      usleep(100);
+    g->result[2] = fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+    g->result[3] = fl_rwsem_up_write(&g->lock);
+    set(&g->step, 2);
+    _exit(0);
+  }
+  if (waitpid(pid, &status, 0) != pid)
+    _exit(4);
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 5);
+}
+
+START_TEST(owners_in_two_pid_namespaces_differ)
+{
+  struct shared *g = shared_new(FL_PSHARED);
+  pid_t pid[2];
+  int k, status[2];
+
+  for (k = 0; k < 2; k++) {
+    pid[k] = fork();
+    ck_assert_int_ge(pid[k], 0);
+    if (pid[k] == 0)
+      namespace_init(g, k);
+  }
+  for (k = 0; k < 2; k++)
+    ck_assert_int_eq(waitpid(pid[k], &status[k], 0), pid[k]);
+  if (WIFEXITED(status[0]) && WEXITSTATUS(status[0]) == 77) {
+    printf("test-rwsem-process: unshare(CLONE_NEWPID) not permitted here; "
+           "owners_in_two_pid_namespaces_differ checked nothing\n");
+    kill(pid[1], SIGKILL);
+    munmap(g, sizeof *g);
+    return;
+  }
+  for (k = 0; k < 2; k++)
+    ck_assert_msg(WIFEXITED(status[k]) && WEXITSTATUS(status[k]) == 0,
+                  "namespace %d: status %#x", k, status[k]);
+  ck_assert_int_eq(g->result[0], 0);
+  ck_assert_int_eq(g->result[2], ETIMEDOUT);   /* not EDEADLK */
+  ck_assert_int_eq(g->result[3], EPERM);       /* not the owner */
+  ck_assert_int_eq(g->result[1], 0);
+  shared_free(g);
+}
+END_TEST
+
+/* FL_ROBUST: a write holder killed with the lock.  The next writer (or
+ * reader: then it holds the lock for writing) gets EOWNERDEAD within its
+ * deadline; with fl_rwsem_consistent the lock is usable again (loop index
+ * 0, 1), without it ENOTRECOVERABLE for everybody (2, 3).  */
+START_TEST(robust_dead_writer_is_detected)
+{
+  struct shared *g = shared_new(FL_PSHARED | FL_ROBUST);
+  int by_reader = _i % 2, repair = _i < 2;
+  struct timespec t = in_seconds(30);
+  pid_t pid;
+  int status, rc;
+
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (fl_rwsem_down_write(&g->lock) != 0)
+      _exit(1);
+    set(&g->step, 1);
+    for (;;)
+      pause();
+  }
+  while (get(&g->step) != 1)
+    usleep(100);
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_int_eq(fl_rwsem_consistent(&g->lock), EINVAL);   /* not ours */
+  rc = by_reader ? fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t)
+                 : fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+  ck_assert_int_eq(rc, EOWNERDEAD);
+  ck_assert_int_eq(fl_rwsem_downgrade_write(&g->lock), EPERM);
+  if (repair) {
+    ck_assert_int_eq(fl_rwsem_consistent(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_consistent(&g->lock), EINVAL);   /* once */
+    ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_down_write(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_down_read(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+  } else {
+    ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_down_write(&g->lock), ENOTRECOVERABLE);
+    ck_assert_int_eq(fl_rwsem_down_read(&g->lock), ENOTRECOVERABLE);
+    ck_assert_int_eq(fl_rwsem_down_write_trylock(&g->lock), ENOTRECOVERABLE);
+  }
+  shared_free(g);
+}
+END_TEST
+
+/* A read holder killed with the lock: its count stays (read locks are
+ * counted, not named) until a supervisor that knows of the death says so
+ * with fl_rwsem_reader_died; then writers get in.  */
+START_TEST(dead_reader_released_by_its_supervisor)
+{
+  struct shared *g = shared_new(pshared_modes[_i] | (_i == 0 ? FL_ROBUST : 0u));
+  struct timespec t;
+  pid_t pid;
+  int status;
+
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (fl_rwsem_down_read(&g->lock) != 0)
+      _exit(1);
+    set(&g->step, 1);
+    for (;;)
+      pause();
+  }
+  while (get(&g->step) != 1)
+    usleep(100);
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_int_eq(fl_rwsem_down_write_trylock(&g->lock), EBUSY);
+  ck_assert_int_eq(fl_rwsem_reader_died(&g->lock), 0);
+  t = in_seconds(10);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  ck_assert_int_eq(fl_rwsem_reader_died(&g->lock), EPERM);
+  shared_free(g);
+}
+END_TEST
+
+/* The pthread_atfork idiom: the forking thread holds a private lock for
+ * writing across fork, and both parent and child release it.  In the
+ * child the lock is the child's own copy, held by its only thread, which
+ * is the forking thread's copy: it may release it and use the lock.  */
+START_TEST(atfork_idiom_releases_in_both)
+{
+  fl_rwsem_t s = FL_RWSEM_INITIALIZER;
+  pid_t pid;
+  int status;
+
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    int ok = fl_rwsem_up_write(&s) == 0 && fl_rwsem_down_write(&s) == 0 &&
+             fl_rwsem_up_write(&s) == 0 && fl_rwsem_down_read(&s) == 0 &&
+             fl_rwsem_up_read(&s) == 0 && fl_rwsem_destroy(&s) == 0;
+    _exit(ok ? 0 : 1);
+  }
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status));
+  ck_assert_int_eq(WEXITSTATUS(status), 0);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+}
+END_TEST
+
+static Suite *process_suite(void)
+{
+  Suite *s = suite_create("rwsem-process");
+  TCase *tc = tcase_create("processes");
+
+  tcase_set_tags(tc, FL_TAG_THREADS);
+  tcase_set_timeout(tc, 120);
+  tcase_add_loop_test(tc, killed_waiter_blocks_nobody, 0, 4 * NPMODES);
+  tcase_add_loop_test(tc, killed_writer_does_not_stop_readers, 0, NPMODES);
+  tcase_add_loop_test(tc, timed_calls_survive_a_stopped_process, 0, NPMODES);
+  tcase_add_test(tc, owners_in_two_pid_namespaces_differ);
+  tcase_add_test(tc, atfork_idiom_releases_in_both);
+  tcase_add_loop_test(tc, robust_dead_writer_is_detected, 0, 4);
+  tcase_add_loop_test(tc, dead_reader_released_by_its_supervisor, 0, NPMODES);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  if (FL_ATOMICS_ASM && FL_ARCH_MIPS && FL_MIPS_SYSMIPS) {
+    puts("SKIP: test-rwsem-process: the sysmips shim is atomic within one "
+         "process only");
+    return 77;
+  }
+  return fl_check_run(process_suite());
+}
