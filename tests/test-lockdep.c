@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,6 +167,75 @@ START_TEST(misuse_is_reported)
 }
 END_TEST
 
+static fl_rwsem_t r;
+
+static void *write_then_spin(void *unused)
+{
+  (void)unused;
+  ck_assert_int_eq(fl_rwsem_down_write(&r), 0);
+  ck_assert_int_eq(fl_spin_lock(&a), 0);
+  ck_assert_int_eq(fl_spin_unlock(&a), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&r), 0);
+  return NULL;
+}
+
+START_TEST(rwsem_abba_is_reported)
+{
+  pthread_t t;
+  const char *out;
+
+  ck_assert_int_eq(fl_rwsem_init(&r, 0), 0);
+  ck_assert_int_eq(fl_spin_init(&a, 0), 0);
+  ck_assert_int_eq(pthread_create(&t, NULL, write_then_spin, NULL), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  /* The other order, in this thread: a read lock waits too.  */
+  ck_assert_int_eq(fl_spin_lock(&a), 0);
+  ck_assert_int_eq(fl_rwsem_down_read(&r), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&r), 0);
+  ck_assert_int_eq(fl_spin_unlock(&a), 0);
+  out = checker_said();
+  ck_assert_int_eq(count(out, "fastlock: possible deadlock"), 1);
+  ck_assert_ptr_nonnull(strstr(out, "fl_rwsem_t"));
+}
+END_TEST
+
+static void *write_once(void *unused)
+{
+  (void)unused;
+  ck_assert_int_eq(fl_rwsem_down_write(&r), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&r), 0);
+  return NULL;
+}
+
+START_TEST(recursive_read_while_a_writer_waits_is_reported)
+{
+  struct timespec soon;
+  pthread_t t;
+  int i;
+
+  ck_assert_int_eq(fl_rwsem_init(&r, 0), 0);
+  ck_assert_int_eq(fl_rwsem_down_read(&r), 0);
+  ck_assert_int_eq(pthread_create(&t, NULL, write_once, NULL), 0);
+  /* Until the writer has said it waits (bounded: a bug fails, never
+   * hangs).  */
+  for (i = 0; i < 20000 && !(fl_load_relaxed(&r.count) & FL_RWSEM_WPEND); i++)
+    usleep(100);
+  ck_assert(fl_load_relaxed(&r.count) & FL_RWSEM_WPEND);
+  /* The second read lock would wait for the writer, which waits for the
+   * first: timed, so that the test ends.  */
+  clock_gettime(CLOCK_MONOTONIC, &soon);
+  soon.tv_nsec += 50000000;
+  if (soon.tv_nsec >= 1000000000) {
+    soon.tv_sec++;
+    soon.tv_nsec -= 1000000000;
+  }
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&r, CLOCK_MONOTONIC, &soon), ETIMEDOUT);
+  ck_assert_int_eq(fl_rwsem_up_read(&r), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_int_eq(count(checker_said(), "asked for again while a writer waits"), 1);
+}
+END_TEST
+
 static void *exit_holding(void *unused)
 {
   (void)unused;
@@ -279,6 +349,8 @@ int main(void)
   tcase_add_test(tc, held_at_exit_is_reported);
   tcase_add_test(tc, spinlock_across_blocking_wait_is_reported);
   tcase_add_test(tc, torture_reports_nothing);
+  tcase_add_test(tc, rwsem_abba_is_reported);
+  tcase_add_test(tc, recursive_read_while_a_writer_waits_is_reported);
   suite_add_tcase(s, tc);
   return fl_check_run(s);
 }
