@@ -235,7 +235,7 @@ START_TEST(unclaimed_grant_is_passed_over)
    * called directly: this is no lock the race detectors were told of).  */
   ck_assert_int_eq(fl_ticket_lock_wait(&l, phantom), 0);
   ck_assert_int_eq(l.word, WORD(4, 3));
-  ck_assert_int_eq(fl_ticket_unlock_slow(&l), 0);
+  ck_assert_int_eq(fl_ticket_unlock_slowpath(&l), 0);
   ck_assert_int_eq(fl_ticket_destroy(&l), 0);
 }
 END_TEST

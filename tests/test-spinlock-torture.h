@@ -1,4 +1,4 @@
-/* tests/test-spinlock-torture.h: the DESIGN.md torture for one spinlock,
+/* tests/test-spinlock-torture.h: the locktorture-style torture for one spinlock,
  * run inside a Check test, and what the spinlock tests share.
  *
  * N threads take the lock M times each, by lock or (one time in eight)

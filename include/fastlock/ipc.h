@@ -32,7 +32,7 @@
  * Dead processes never wedge the others: a waiter notices by itself
  * within FL_IPC_PROBE_MS milliseconds that the owner of a mutex it waits
  * for, or the process holding the region's internal lock, has died
- * (src/ipc/liveness.c says how), and a server that learns of a death
+ * (fl_ipc(3), DEATH DETECTION, says how), and a server that learns of a death
  * sooner (a closed socket, a readable pidfd) calls fl_ipc_client_died.
  *
  * The region holds only 32-bit integers at fixed offsets (no pointers),
@@ -119,7 +119,7 @@ FL_EXPORT int fl_ipc_format(void *mem, size_t size, uint32_t nobjects,
  * mapped MAP_SHARED), backed by the file fd refers to (a memfd, a shm or
  * tmpfs file: what the processes share).  The library opens fd anew for
  * itself and locks one byte of it per process: that lock is how others
- * learn this process died (src/ipc/liveness.c), so fd is required.
+ * learn this process died (fl_ipc(3)), so fd is required.
  * Errors: as fl_ipc_open, and EBADF for a bad fd.  */
 FL_EXPORT int fl_ipc_attach(void *mem, size_t size, int fd, fl_ipc_t **out);
 

@@ -283,7 +283,7 @@ const char *fl_counter_strategy_name(int strategy)
   }
 }
 
-void fl_counter_slowpath_add(fl_counter_t *c, int64_t delta)
+void fl_counter_add_slowpath(fl_counter_t *c, int64_t delta)
 {
   if (c->strategy == FL_COUNTER_PERTHREAD_SIGSAFE && fl_counter_in_batch(delta))
     fl_counter_perthread_add(c, (int32_t)delta);
@@ -297,7 +297,7 @@ void fl_counter_slowpath_add(fl_counter_t *c, int64_t delta)
  * on, and does so with a restartable load and store of zero: usually the
  * same slot; after a migration another, and the first stays below twice
  * the batch until its CPU's next add folds it.  */
-void fl_counter_slowpath_fold(fl_counter_t *c, uint32_t cpu, int32_t seen)
+void fl_counter_fold_slowpath(fl_counter_t *c, uint32_t cpu, int32_t seen)
 {
   struct fl_counter_core *k = fl_counter_core(c);
   int32_t x;
@@ -316,7 +316,7 @@ void fl_counter_slowpath_fold(fl_counter_t *c, uint32_t cpu, int32_t seen)
   fl_counter_write_end(k);
 }
 
-uint32_t fl_counter_slowpath_cpu(const fl_counter_t *c)
+uint32_t fl_counter_cpu_slowpath(const fl_counter_t *c)
 {
   int cpu = sched_getcpu();
 

@@ -1,5 +1,7 @@
 /* src/counters/perthread.c: FL_COUNTER_PERTHREAD_SIGSAFE, the user-space
- * analog of the kernel's irq-save counter (seed 001, case 2).
+ * analog of the kernel's irq-save counter (case 2 of Menyhart and
+ * Lameter, linux-ia64, "Re: light weight counters: race free through
+ * local_t?").
  *
  * Each such counter gets an id at init.  Each thread that adds to one
  * gets a table of int32_t slots, one per id, in chunks of a page, so that

@@ -101,7 +101,7 @@ static int holder_dead(fl_ipc_t *r, uint32_t holder)
 
 /* Take the lock the slow way: 0, or the tag of a dead holder whose
  * section the caller must undo (it holds the lock then).  */
-static uint32_t lock_slow(fl_ipc_t *r)
+static uint32_t lock_slowpath(fl_ipc_t *r)
 {
   int32_t *word = lock_word(r);
   int32_t tag = (int32_t)(r->tag | FL_IPC_LOCK_WAITERS);
@@ -138,7 +138,7 @@ void fl_ipc_lock(fl_ipc_t *r)
 
   FL_TSAN_PRE_LOCK(lock_word(r), 0u);
   if (fl_atomic_cmpxchg_acquire(lock_word(r), 0, (int32_t)r->tag) != 0)
-    dead = lock_slow(r);
+    dead = lock_slowpath(r);
   FL_TSAN_POST_LOCK(lock_word(r), 0u);
   FL_VG_RWLOCK_ACQUIRED(lock_word(r), 1);
   r->nwake = 0;

@@ -33,12 +33,12 @@
  * fork() child's thread has a new TID: an atfork handler, registered by
  * the library's constructor, forgets the cache (self.c).  */
 extern __thread int32_t fl_pt_tid_cache __attribute__((tls_model("initial-exec")));
-int32_t fl_pt_tid_slow(void);
+int32_t fl_pt_tid_slowpath(void);
 
 static inline int32_t fl_pt_tid(void)
 {
   int32_t t = fl_pt_tid_cache;
-  return __builtin_expect(t != 0, 1) ? t : fl_pt_tid_slow();
+  return __builtin_expect(t != 0, 1) ? t : fl_pt_tid_slowpath();
 }
 
 /* A full barrier after an atomic read-modify-write, where a store must be

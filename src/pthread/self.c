@@ -11,7 +11,7 @@
 
 __thread int32_t fl_pt_tid_cache __attribute__((tls_model("initial-exec")));
 
-int32_t fl_pt_tid_slow(void)
+int32_t fl_pt_tid_slowpath(void)
 {
   /* A system call only: this runs inside the first lock of a thread,
    * which may be one of malloc's.  */

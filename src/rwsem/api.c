@@ -226,13 +226,13 @@ int fl_rwsem_downgrade_write(fl_rwsem_t *s)
 
 int fl_rwsem_tool_down_read(fl_rwsem_t *s, int how)
 {
-  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  struct fl_rwsem_wait w = FL_RWSEM_NO_DEADLINE(how);
   return read_lock(s, &w);
 }
 
 int fl_rwsem_tool_down_write(fl_rwsem_t *s, int how)
 {
-  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  struct fl_rwsem_wait w = FL_RWSEM_NO_DEADLINE(how);
   return write_lock(s, &w);
 }
 

@@ -345,7 +345,7 @@ int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 
 int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how)
 {
-  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  struct fl_rwsem_wait w = FL_RWSEM_NO_DEADLINE(how);
 
   if (fl_load_relaxed(&fl_tools_active) != 0)
     return fl_rwsem_tool_down_read(s, how);
@@ -358,7 +358,7 @@ int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how)
  * the bias off: take the slot back and use the count word.  */
 int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how)
 {
-  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  struct fl_rwsem_wait w = FL_RWSEM_NO_DEADLINE(how);
   int32_t id = fl_load_relaxed(&s->bias_id);
   int rc;
 

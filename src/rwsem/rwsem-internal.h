@@ -38,6 +38,10 @@ struct fl_rwsem_wait {
   const struct timespec *abstime;   /* NULL unless how is FL_RWSEM_TIMED */
 };
 
+/* The wait of a call with no deadline (FL_RWSEM_BLOCK or FL_RWSEM_TRY):
+ * a timed wait whose deadline is NULL.  */
+#define FL_RWSEM_NO_DEADLINE(how) { (how), CLOCK_MONOTONIC, NULL }
+
 /* Is time a later than time b?  */
 static inline int fl_rwsem_after(const struct timespec *a, const struct timespec *b)
 {

@@ -565,7 +565,7 @@ static int read_slow(fl_rwsem_t *s, int32_t old, const struct fl_rwsem_wait *w)
 
 int fl_rwsem_down_read_slowpath(fl_rwsem_t *s, int32_t old, int how)
 {
-  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  struct fl_rwsem_wait w = FL_RWSEM_NO_DEADLINE(how);
   return read_slow(s, old, &w);
 }
 
@@ -696,7 +696,7 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 
 int fl_rwsem_down_write_slowpath(fl_rwsem_t *s, int how)
 {
-  struct fl_rwsem_wait w = { how, CLOCK_MONOTONIC, NULL };
+  struct fl_rwsem_wait w = FL_RWSEM_NO_DEADLINE(how);
 
   if (fl_load_relaxed(&fl_tools_active) != 0)
     return fl_rwsem_tool_down_write(s, how);

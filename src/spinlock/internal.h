@@ -118,7 +118,7 @@ static inline int fl_spin_check_flags(unsigned flags, int pshared_allowed)
     return 0;                                                               \
   }                                                                         \
                                                                             \
-  int fl_##s##_lock_slow(T *l, int32_t old)                                 \
+  int fl_##s##_lock_slowpath(T *l, int32_t old)                                 \
   {                                                                         \
     if (FL_TOOLS_ACTIVE)                                                    \
       return fl_##s##_lock_watched(l, old);                                 \
@@ -147,7 +147,7 @@ static inline int fl_spin_check_flags(unsigned flags, int pshared_allowed)
     return rc;                                                              \
   }                                                                         \
                                                                             \
-  int fl_##s##_trylock_slow(T *l, int32_t st)                               \
+  int fl_##s##_trylock_slowpath(T *l, int32_t st)                               \
   {                                                                         \
     if (FL_TOOLS_ACTIVE)                                                    \
       return fl_##s##_trylock_watched(l, st);                               \
@@ -176,7 +176,7 @@ static inline int fl_spin_check_flags(unsigned flags, int pshared_allowed)
     return 0;                                                               \
   }                                                                         \
                                                                             \
-  int fl_##s##_unlock_slow(T *l)                                            \
+  int fl_##s##_unlock_slowpath(T *l)                                            \
   {                                                                         \
     if (FL_TOOLS_ACTIVE)                                                    \
       return (fl_##s##_unlock)(l);                                          \

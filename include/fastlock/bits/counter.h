@@ -48,15 +48,15 @@ extern "C" {
 #endif
 
 /* The slowpaths of fl_counter_add(), exported for the inline code only.
- * slowpath_add: a delta the inline code does not handle (PERTHREAD_SIGSAFE,
+ * add_slowpath: a delta the inline code does not handle (PERTHREAD_SIGSAFE,
  * and on 32-bit PowerPC and MIPS also SHARED and large deltas).
- * slowpath_fold: a per-CPU slot reached +-FL_COUNTER_BATCH; cpu is the slot
- * an atomic add used, seen the value it left there.  slowpath_cpu: the
+ * fold_slowpath: a per-CPU slot reached +-FL_COUNTER_BATCH; cpu is the slot
+ * an atomic add used, seen the value it left there.  cpu_slowpath: the
  * current CPU when the rseq area cannot say.  */
-FL_EXPORT void fl_counter_slowpath_add(fl_counter_t *c, int64_t delta);
-FL_EXPORT void fl_counter_slowpath_fold(fl_counter_t *c, uint32_t cpu,
+FL_EXPORT void fl_counter_add_slowpath(fl_counter_t *c, int64_t delta);
+FL_EXPORT void fl_counter_fold_slowpath(fl_counter_t *c, uint32_t cpu,
                                         int32_t seen);
-FL_EXPORT uint32_t fl_counter_slowpath_cpu(const fl_counter_t *c);
+FL_EXPORT uint32_t fl_counter_cpu_slowpath(const fl_counter_t *c);
 
 /* Nonzero iff -FL_COUNTER_BATCH < x < FL_COUNTER_BATCH: for a delta, and
  * in 32 bits for a slot.  */
@@ -107,7 +107,7 @@ static inline uint32_t fl_counter_cpu(const fl_counter_t *c)
   if (cpu < c->nslots)
     return cpu;
 #endif
-  return fl_counter_slowpath_cpu(c);
+  return fl_counter_cpu_slowpath(c);
 }
 
 #if FL_COUNTER_RSEQ_ASM
@@ -203,7 +203,7 @@ static inline void fl_counter_add(fl_counter_t *c, int64_t delta)
       int32_t v = fl_counter_rseq_add(fl_counter_rseq_area(), c->slots,
                                       (int32_t)delta);
       if (!fl_counter_slot_in_batch(v))
-        fl_counter_slowpath_fold(c, 0, v);
+        fl_counter_fold_slowpath(c, 0, v);
       return;
     }
 #endif
@@ -213,7 +213,7 @@ static inline void fl_counter_add(fl_counter_t *c, int64_t delta)
                                                 (int32_t)delta);
       int32_t v = (int32_t)((uint32_t)old + (uint32_t)delta);
       if (!fl_counter_slot_in_batch(v))
-        fl_counter_slowpath_fold(c, cpu, v);
+        fl_counter_fold_slowpath(c, cpu, v);
       return;
     }
   }
@@ -223,7 +223,7 @@ static inline void fl_counter_add(fl_counter_t *c, int64_t delta)
     return;
   }
 #endif
-  fl_counter_slowpath_add(c, delta);
+  fl_counter_add_slowpath(c, delta);
 }
 
 #ifdef __cplusplus

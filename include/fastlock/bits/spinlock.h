@@ -26,9 +26,9 @@ extern "C" {
  * fl_tools_active ORed in; for a trylock, 0 if it took the lock, again
  * with the switch ORed in) and finishes the job: it waits for the lock,
  * or it watches the operation when fl_tools_active is set.  */
-FL_EXPORT int fl_spin_lock_slow(fl_spinlock_t *l, int32_t old);
-FL_EXPORT int fl_spin_trylock_slow(fl_spinlock_t *l, int32_t old);
-FL_EXPORT int fl_spin_unlock_slow(fl_spinlock_t *l);
+FL_EXPORT int fl_spin_lock_slowpath(fl_spinlock_t *l, int32_t old);
+FL_EXPORT int fl_spin_trylock_slowpath(fl_spinlock_t *l, int32_t old);
+FL_EXPORT int fl_spin_unlock_slowpath(fl_spinlock_t *l);
 
 /* Acquire: the critical section's loads and stores stay after the
  * exchange that takes the lock.  */
@@ -46,7 +46,7 @@ static inline int fl_spin_lock_inline(fl_spinlock_t *l)
   old = fl_spin_attempt(l) | FL_TOOLS_ACTIVE;
   if (__builtin_expect(old == 0, 1))
     return 0;
-  return fl_spin_lock_slow(l, old);
+  return fl_spin_lock_slowpath(l, old);
 }
 
 /* Exchanging 1 into a held lock changes nothing.  */
@@ -59,7 +59,7 @@ static inline int fl_spin_trylock_inline(fl_spinlock_t *l)
   old = fl_spin_attempt(l) | FL_TOOLS_ACTIVE;
   if (__builtin_expect(old == 0, 1))
     return 0;
-  return fl_spin_trylock_slow(l, old);
+  return fl_spin_trylock_slowpath(l, old);
 }
 
 /* Release: the critical section's loads and stores are done before the
@@ -71,7 +71,7 @@ static inline int fl_spin_unlock_inline(fl_spinlock_t *l)
   if (FL_TOOLS_ALWAYS)
     return (fl_spin_unlock)(l);
   if (__builtin_expect(((fl_load_relaxed(&l->word) ^ 1) | FL_TOOLS_ACTIVE) != 0, 0))
-    return fl_spin_unlock_slow(l);
+    return fl_spin_unlock_slowpath(l);
   fl_store_release(&l->word, 0);
   return 0;
 }
@@ -111,9 +111,9 @@ static inline int fl_spin_unlock_inline(fl_spinlock_t *l)
 #define FL_TICKET_NEXT_SHIFT 16
 #define FL_TICKET_NEXT_ONE 0x10000u
 
-FL_EXPORT int fl_ticket_lock_slow(fl_ticketlock_t *l, int32_t old);
-FL_EXPORT int fl_ticket_trylock_slow(fl_ticketlock_t *l, int32_t old);
-FL_EXPORT int fl_ticket_unlock_slow(fl_ticketlock_t *l);
+FL_EXPORT int fl_ticket_lock_slowpath(fl_ticketlock_t *l, int32_t old);
+FL_EXPORT int fl_ticket_trylock_slowpath(fl_ticketlock_t *l, int32_t old);
+FL_EXPORT int fl_ticket_unlock_slowpath(fl_ticketlock_t *l);
 
 /* Take a ticket.  Acquire: if the lock was free the critical section
  * starts here, and its accesses stay after the add.  Returns the old
@@ -138,7 +138,7 @@ static inline int fl_ticket_lock_inline(fl_ticketlock_t *l)
   old = fl_ticket_attempt(l);
   if (__builtin_expect((fl_ticket_unserved(old) | (uint32_t)FL_TOOLS_ACTIVE) == 0, 1))
     return 0;
-  return fl_ticket_lock_slow(l, old);
+  return fl_ticket_lock_slowpath(l, old);
 }
 
 /* A ticket only if it would be served at once.  The slowpath gets 0 if
@@ -158,7 +158,7 @@ static inline int fl_ticket_trylock_inline(fl_ticketlock_t *l)
                                    (int32_t)(v + FL_TICKET_NEXT_ONE)) != (int32_t)v;
   if (__builtin_expect((lost | FL_TOOLS_ACTIVE) == 0, 1))
     return 0;
-  return fl_ticket_trylock_slow(l, lost);
+  return fl_ticket_trylock_slowpath(l, lost);
 }
 
 /* The uncontended unlock: nothing pending, no ticket waiting (next is
@@ -182,7 +182,7 @@ static inline int fl_ticket_unlock_inline(fl_ticketlock_t *l)
                         (uint32_t)FL_TOOLS_ACTIVE) == 0, 1) &&
       fl_atomic_cmpxchg_release(&l->word, (int32_t)v, (int32_t)(v + 1)) == (int32_t)v)
     return 0;
-  return fl_ticket_unlock_slow(l);
+  return fl_ticket_unlock_slowpath(l);
 }
 
 /* ------------------------------------------------------------------------
@@ -219,9 +219,9 @@ static inline int fl_ticket_unlock_inline(fl_ticketlock_t *l)
 #define FL_QSPIN_PENDING 0x100u
 #define FL_QSPIN_TAIL_SHIFT 16
 
-FL_EXPORT int fl_qspin_lock_slow(fl_qspinlock_t *l, int32_t old);
-FL_EXPORT int fl_qspin_trylock_slow(fl_qspinlock_t *l, int32_t old);
-FL_EXPORT int fl_qspin_unlock_slow(fl_qspinlock_t *l);
+FL_EXPORT int fl_qspin_lock_slowpath(fl_qspinlock_t *l, int32_t old);
+FL_EXPORT int fl_qspin_trylock_slowpath(fl_qspinlock_t *l, int32_t old);
+FL_EXPORT int fl_qspin_unlock_slowpath(fl_qspinlock_t *l);
 
 /* Only a word that is exactly 0 may be taken: with pending or a queue
  * present, the lock belongs to the waiters first.  Acquire: the critical
@@ -240,7 +240,7 @@ static inline int fl_qspin_lock_inline(fl_qspinlock_t *l)
   old = fl_qspin_attempt(l) | FL_TOOLS_ACTIVE;
   if (__builtin_expect(old == 0, 1))
     return 0;
-  return fl_qspin_lock_slow(l, old);
+  return fl_qspin_lock_slowpath(l, old);
 }
 
 static inline int fl_qspin_trylock_inline(fl_qspinlock_t *l)
@@ -252,7 +252,7 @@ static inline int fl_qspin_trylock_inline(fl_qspinlock_t *l)
   old = fl_qspin_attempt(l) | FL_TOOLS_ACTIVE;
   if (__builtin_expect(old == 0, 1))
     return 0;
-  return fl_qspin_trylock_slow(l, old);
+  return fl_qspin_trylock_slowpath(l, old);
 }
 
 /* Release: the critical section is done before the word reads unlocked.
@@ -269,7 +269,7 @@ static inline int fl_qspin_unlock_inline(fl_qspinlock_t *l)
   locked = (int32_t)FL_QSPIN_LOCKED + FL_TOOLS_ACTIVE;
   if (__builtin_expect(fl_atomic_cmpxchg_release(&l->word, locked, 0) == locked, 1))
     return 0;
-  return fl_qspin_unlock_slow(l);
+  return fl_qspin_unlock_slowpath(l);
 }
 
 #define fl_spin_lock(l) fl_spin_lock_inline(l)
