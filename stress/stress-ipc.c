@@ -89,7 +89,11 @@ static int is_mutex(int o) { return o >= MUTEX0 && o < EVENT0; }
 struct wslot {
   uint32_t pid, client, phase, want, held;
   uint32_t ready;
-  uint64_t ops, timeouts, abandoned, violations, max_late_ns;
+  /* 32 bits: the counters every process bumps atomically (32-bit PowerPC
+   * and MIPS have no 64-bit atomics); pad keeps the 64-bit fields at the
+   * same offsets for 32- and 64-bit workers.  */
+  uint32_t violations, pad;
+  uint64_t ops, timeouts, abandoned, max_late_ns;
 };
 
 /* The ledger: shared by name, fixed-width fields only.  */
@@ -97,8 +101,9 @@ struct ledger {
   uint32_t stop, broken, slack_ms, nworkers;
   uint32_t reports[NOBJ];        /* EOWNERDEAD per mutex */
   uint32_t data[NOBJ][2];        /* what each mutex guards */
-  uint64_t samples, partial;     /* the checker's */
-  uint64_t violations;           /* the supervisor's and checker's */
+  uint64_t samples;              /* the checker's */
+  uint32_t partial;              /* the checker's (32 bits: see wslot) */
+  uint32_t violations;           /* the supervisor's and checker's */
   struct wslot w[MAX_WORKERS];
 };
 
@@ -128,10 +133,10 @@ static uint64_t rnd(uint64_t *s)
   return *s * 2685821657736338717ull;
 }
 
-static void violation(struct ledger *l, uint64_t *count, const char *fmt, ...)
+static void violation(struct ledger *l, uint32_t *count, const char *fmt, ...)
   __attribute__((format(printf, 3, 4)));
 
-static void violation(struct ledger *l, uint64_t *count, const char *fmt, ...)
+static void violation(struct ledger *l, uint32_t *count, const char *fmt, ...)
 {
   va_list ap;
 
