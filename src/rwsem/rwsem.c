@@ -58,8 +58,8 @@
  *                             WPEND): CAS RWAIT -> RTURN; with WPEND, wake
  *                             all writers, and CAS WPEND off if none was
  *                             asleep (the leaver's own used-up lease);
- *                             bump rseq, wake all readers.  If no reader
- *                             was asleep and R = 0, T4 at once
+ *                             bump rseq, wake all readers.  A turn that
+ *                             no reader enters ends by its lease (T9)
  *   T8  writer leaves, writers wait (WPEND): bump wseq, wake all
  *                             writers; WPEND stays up while they compete,
  *                             and goes as in T4 if none was asleep
@@ -324,8 +324,7 @@ static void wake_writers(fl_rwsem_t *s)
   }
 }
 
-/* T4: the readers are gone (or the turn had nobody).  Run by whoever made
- * R = 0, and by T7 when its wake found nobody asleep.  */
+/* T4: the readers are gone.  Run by whoever made R = 0.  */
 static void readers_gone(fl_rwsem_t *s)
 {
   int32_t c = fl_load_relaxed(&s->count);
@@ -377,8 +376,12 @@ static void writer_gone(fl_rwsem_t *s)
        * the turn, it goes (wake_writers).  */
       if (c & WPEND)
         wake_writers(s);
-      if (wake_all(s, &s->rseq) == 0)
-        readers_gone(s);   /* nobody asleep: end the empty turn now */
+      /* Even if no reader was asleep the turn stays: a reader that set
+       * RWAIT and has not slept yet finds rseq moved and enters it.
+       * Ending it here let the next writer in under that reader, again
+       * and again (the model's reader-progress counterexample); a turn
+       * nobody enters ends by its lease (T9).  */
+      wake_all(s, &s->rseq);
       return;
     }
     if (c & WPEND) {
