@@ -223,6 +223,11 @@ uint32_t fl_ipc_tid(void);
 #define FL_IPC_ANY 0xffu
 int fl_ipc_object_get(fl_ipc_t *r, fl_ipc_obj_t h, uint32_t type,
                       uint32_t *index);
+/* The start of a call on one object: EINVAL for a NULL r, then the
+ * region lock (fl_ipc_enter), then fl_ipc_object_get.  0: the lock is
+ * held and *index set; else the lock is not held.  */
+int fl_ipc_enter_object(fl_ipc_t *r, fl_ipc_obj_t h, uint32_t type,
+                        uint32_t *index);
 fl_ipc_obj_t fl_ipc_handle(const fl_ipc_t *r, uint32_t index);
 /* A new object of type with fields a..d = v (the caller's reference). */
 int fl_ipc_object_create(fl_ipc_t *r, const char *name, uint32_t type,

@@ -36,24 +36,19 @@ int fl_ipc_mutex_release(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *prev)
   uint32_t i;
   int rc;
 
-  if (r == NULL)
-    return EINVAL;
-  if ((rc = fl_ipc_enter(r)) != 0)
+  if ((rc = fl_ipc_enter_object(r, mutex, FL_IPC_MUTEX, &i)) != 0)
     return rc;
-  rc = fl_ipc_object_get(r, mutex, FL_IPC_MUTEX, &i);
-  if (rc == 0) {
-    o = &fl_ipc_objects(r)[i];
-    if (o->a != r->tag || o->b != fl_ipc_tid()) {
-      rc = EPERM;
-    } else {
-      if (prev != NULL)
-        *prev = o->c;
-      fl_ipc_set(r, &o->c, o->c - 1);
-      if (o->c == 0) {
-        fl_ipc_set(r, &o->a, 0);
-        fl_ipc_set(r, &o->b, 0);
-        fl_ipc_wake_scan(r);
-      }
+  o = &fl_ipc_objects(r)[i];
+  if (o->a != r->tag || o->b != fl_ipc_tid()) {
+    rc = EPERM;
+  } else {
+    if (prev != NULL)
+      *prev = o->c;
+    fl_ipc_set(r, &o->c, o->c - 1);
+    if (o->c == 0) {
+      fl_ipc_set(r, &o->a, 0);
+      fl_ipc_set(r, &o->b, 0);
+      fl_ipc_wake_scan(r);
     }
   }
   fl_ipc_unlock(r);
@@ -67,20 +62,15 @@ int fl_ipc_mutex_read(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *owner,
   uint32_t i;
   int rc;
 
-  if (r == NULL)
-    return EINVAL;
-  if ((rc = fl_ipc_enter(r)) != 0)
+  if ((rc = fl_ipc_enter_object(r, mutex, FL_IPC_MUTEX, &i)) != 0)
     return rc;
-  rc = fl_ipc_object_get(r, mutex, FL_IPC_MUTEX, &i);
-  if (rc == 0) {
-    o = &fl_ipc_objects(r)[i];
-    if (owner != NULL)
-      *owner = o->a;
-    if (tid != NULL)
-      *tid = o->b;
-    if (recursion != NULL)
-      *recursion = o->c;
-  }
+  o = &fl_ipc_objects(r)[i];
+  if (owner != NULL)
+    *owner = o->a;
+  if (tid != NULL)
+    *tid = o->b;
+  if (recursion != NULL)
+    *recursion = o->c;
   fl_ipc_unlock(r);
   return rc;
 }

@@ -68,6 +68,20 @@ int fl_ipc_object_get(fl_ipc_t *r, fl_ipc_obj_t h, uint32_t type,
   return 0;
 }
 
+int fl_ipc_enter_object(fl_ipc_t *r, fl_ipc_obj_t h, uint32_t type,
+                        uint32_t *index)
+{
+  int rc;
+
+  if (r == NULL)
+    return EINVAL;
+  if ((rc = fl_ipc_enter(r)) != 0)
+    return rc;
+  if ((rc = fl_ipc_object_get(r, h, type, index)) != 0)
+    fl_ipc_unlock(r);
+  return rc;
+}
+
 void fl_ipc_ref(fl_ipc_t *r, uint32_t client, uint32_t index)
 {
   struct fl_ipc_object *o = &fl_ipc_objects(r)[index];
@@ -178,13 +192,9 @@ int fl_ipc_obj_dup(fl_ipc_t *r, fl_ipc_obj_t obj)
   uint32_t i;
   int rc;
 
-  if (r == NULL)
-    return EINVAL;
-  if ((rc = fl_ipc_enter(r)) != 0)
+  if ((rc = fl_ipc_enter_object(r, obj, FL_IPC_ANY, &i)) != 0)
     return rc;
-  rc = fl_ipc_object_get(r, obj, FL_IPC_ANY, &i);
-  if (rc == 0)
-    fl_ipc_ref(r, r->client, i);
+  fl_ipc_ref(r, r->client, i);
   fl_ipc_unlock(r);
   return rc;
 }
@@ -194,13 +204,9 @@ int fl_ipc_obj_close(fl_ipc_t *r, fl_ipc_obj_t obj)
   uint32_t i;
   int rc;
 
-  if (r == NULL)
-    return EINVAL;
-  if ((rc = fl_ipc_enter(r)) != 0)
+  if ((rc = fl_ipc_enter_object(r, obj, FL_IPC_ANY, &i)) != 0)
     return rc;
-  rc = fl_ipc_object_get(r, obj, FL_IPC_ANY, &i);
-  if (rc == 0)
-    fl_ipc_unref(r, r->client, i, 1);
+  fl_ipc_unref(r, r->client, i, 1);
   fl_ipc_unlock(r);
   return rc;
 }

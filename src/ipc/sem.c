@@ -52,18 +52,13 @@ int fl_ipc_sem_read(fl_ipc_t *r, fl_ipc_obj_t sem, uint32_t *count,
   uint32_t i;
   int rc;
 
-  if (r == NULL)
-    return EINVAL;
-  if ((rc = fl_ipc_enter(r)) != 0)
+  if ((rc = fl_ipc_enter_object(r, sem, FL_IPC_SEM, &i)) != 0)
     return rc;
-  rc = fl_ipc_object_get(r, sem, FL_IPC_SEM, &i);
-  if (rc == 0) {
-    o = &fl_ipc_objects(r)[i];
-    if (count != NULL)
-      *count = o->a;
-    if (max != NULL)
-      *max = o->b;
-  }
+  o = &fl_ipc_objects(r)[i];
+  if (count != NULL)
+    *count = o->a;
+  if (max != NULL)
+    *max = o->b;
   fl_ipc_unlock(r);
   return rc;
 }
