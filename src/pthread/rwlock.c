@@ -21,10 +21,20 @@ static struct fl_prwlock *fl_prw(pthread_rwlock_t *l)
 /* First use of a statically initialised lock: give the rwsem the kind
  * the _NP initializer wrote.  One thread sets the mode while the others
  * wait for it, all before any of them touches the rwsem, so the mode is
- * never changed under a user (fl_rwsem_init's rule).  */
+ * never changed under a user (fl_rwsem_init's rule).
+ *
+ * Under helgrind or drd the words of the lock are hidden from the tool
+ * before the first store to them: READY is published by a release store
+ * the tools cannot see as one, so a thread that then reads it on its way
+ * to the rwsem would be reported as racing with the thread that set it
+ * (a false report that depended on which thread came first).  */
 static void apply_static_kind(struct fl_prwlock *pl)
 {
-  unsigned mode = fl_pt_rwlock_mode((int32_t)fl_load_relaxed((int32_t *)&pl->np_kind));
+  unsigned mode;
+
+  if (fl_pt_under_vg())
+    fl_pt_vg_hide(pl, sizeof *pl);
+  mode = fl_pt_rwlock_mode((int32_t)fl_load_relaxed((int32_t *)&pl->np_kind));
 
   if (mode == 0) {
     /* The zero rwsem already is the default mode.  */
