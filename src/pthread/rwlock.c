@@ -5,6 +5,7 @@
  * twice.  */
 #include "config.h"
 
+#include "lockdep/lockdep.h"
 #include "pthread/rwlock.h"
 #include "rwsem/rwsem-internal.h"
 #include "sys/cpu.h"
@@ -70,6 +71,9 @@ FL_PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_
   rc = fl_rwsem_init(&pl->sem, flags | fl_pt_rwlock_mode(kind));
   if (rc != 0)
     return rc;
+  /* fl_rwsem_init gave the lock the class of its call site, which is
+   * here for every rwlock: the checker's class is our caller's.  */
+  fl_lockdep_init(&pl->sem, "pthread_rwlock_t", 0, __builtin_return_address(0));
 #if FL_PRW_HAS_KIND
   pl->np_kind = (uint32_t)kind & ~(uint32_t)FL_PRWA_SET;
   pl->ready = FL_PRW_READY;
