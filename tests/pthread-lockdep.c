@@ -8,11 +8,13 @@
  *         same: both take A then B.
  *   KIND  the two locks: normal, errorcheck, recursive (each taken twice),
  *         robust, pi (handed to glibc), static (PTHREAD_MUTEX_INITIALIZER),
- *         rwlock (write, then read), spin.
+ *         rwlock (write, then read), rwstatic (the same, statically
+ *         initialised with a glibc _NP kind), spin.
  * Each thread also makes a condition wait on A that times out and, with
  * the mutexes, a pthread_mutex_timedlock of a mutex the main thread holds
  * that times out: neither may leave anything behind in the checker.
  * Exits 0 when every call returned what it should.  */
+#define _GNU_SOURCE 1
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -29,6 +31,9 @@ static pthread_mutex_t sa = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t sb = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t *pa = &ma, *pb = &mb;
 static pthread_rwlock_t ra, rb;
+static pthread_rwlock_t sra = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static pthread_rwlock_t srb = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static pthread_rwlock_t *pra = &ra, *prb = &rb;
 static pthread_spinlock_t spa, spb;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 
@@ -49,8 +54,8 @@ static void take(int which, int read)
       must(pthread_mutex_lock(which ? pb : pa), 0, "pthread_mutex_lock again");
     break;
   case RWLOCK:
-    must(read ? pthread_rwlock_rdlock(which ? &rb : &ra)
-         : pthread_rwlock_wrlock(which ? &rb : &ra), 0, "pthread_rwlock_*lock");
+    must(read ? pthread_rwlock_rdlock(which ? prb : pra)
+         : pthread_rwlock_wrlock(which ? prb : pra), 0, "pthread_rwlock_*lock");
     break;
   default:
     must(pthread_spin_lock(which ? &spb : &spa), 0, "pthread_spin_lock");
@@ -66,7 +71,7 @@ static void drop(int which)
     must(pthread_mutex_unlock(which ? pb : pa), 0, "pthread_mutex_unlock");
     break;
   case RWLOCK:
-    must(pthread_rwlock_unlock(which ? &rb : &ra), 0, "pthread_rwlock_unlock");
+    must(pthread_rwlock_unlock(which ? prb : pra), 0, "pthread_rwlock_unlock");
     break;
   default:
     must(pthread_spin_unlock(which ? &spb : &spa), 0, "pthread_spin_unlock");
@@ -141,6 +146,10 @@ int main(int argc, char **argv)
     pb = &sb;
   } else if (strcmp(kind, "rwlock") == 0) {
     type = RWLOCK;
+  } else if (strcmp(kind, "rwstatic") == 0) {
+    type = RWLOCK;
+    pra = &sra;
+    prb = &srb;
   } else if (strcmp(kind, "spin") == 0) {
     type = SPIN;
   } else if (strcmp(kind, "normal") != 0) {

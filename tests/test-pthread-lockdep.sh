@@ -34,7 +34,7 @@ run() {
 		status=1
 	fi
 }
-for kind in normal errorcheck recursive robust pi static rwlock spin; do
+for kind in normal errorcheck recursive robust pi static rwlock rwstatic spin; do
 	run 1 FASTLOCK_LOCKDEP=1 abba $kind
 	run 0 FASTLOCK_LOCKDEP=1 same $kind
 	run 0 FASTLOCK_LOCKDEP=0 abba $kind

@@ -34,6 +34,10 @@ static void apply_static_kind(struct fl_prwlock *pl)
   }
   if (fl_atomic_cmpxchg_acquire(&pl->ready, 0, FL_PRW_SETTING) == 0) {
     fl_rwsem_init(&pl->sem, mode);
+    /* fl_rwsem_init gave it the class of its call site, here for every
+     * such lock: the checker is to see a statically initialised lock, a
+     * class by itself (made at its first acquisition).  */
+    fl_lockdep_destroy(&pl->sem);
     /* Release: the mode is set before anyone sees READY.  */
     fl_store_release(&pl->ready, FL_PRW_READY);
     return;
