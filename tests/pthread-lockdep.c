@@ -3,9 +3,13 @@
  * checker on (FASTLOCK_LOCKDEP=1, LD_PRELOAD).
  *
  * usage: pthread-lockdep ORDER KIND
+ *   or:  pthread-lockdep ownerdead robust
  *   ORDER abba: one thread takes A then B, and after it has finished a
  *         second thread takes B then A (no deadlock happens);
- *         same: both take A then B.
+ *         same: both take A then B;
+ *         ownerdead: a thread dies holding the robust mutex A, and the
+ *         main thread takes it (EOWNERDEAD), makes it consistent and
+ *         unlocks it.
  *   KIND  the two locks: normal, errorcheck, recursive (each taken twice),
  *         robust, pi (handed to glibc), static (PTHREAD_MUTEX_INITIALIZER),
  *         rwlock (write, then read), rwstatic (the same, statically
@@ -111,6 +115,12 @@ static void *worker(void *arg)
   return NULL;
 }
 
+static void *die_holding(void *arg)
+{
+  must(pthread_mutex_lock(pa), 0, "pthread_mutex_lock, to die holding it");
+  return arg;
+}
+
 static void run(int first)
 {
   pthread_t t;
@@ -125,8 +135,9 @@ int main(int argc, char **argv)
   const char *kind;
   int abba;
 
-  if (argc != 3 || (strcmp(argv[1], "abba") != 0 && strcmp(argv[1], "same") != 0)) {
-    fprintf(stderr, "usage: pthread-lockdep abba|same KIND\n");
+  if (argc != 3 || (strcmp(argv[1], "abba") != 0 && strcmp(argv[1], "same") != 0
+                    && strcmp(argv[1], "ownerdead") != 0)) {
+    fprintf(stderr, "usage: pthread-lockdep abba|same|ownerdead KIND\n");
     return 2;
   }
   abba = strcmp(argv[1], "abba") == 0;
@@ -165,6 +176,16 @@ int main(int argc, char **argv)
   must(pthread_spin_init(&spa, PTHREAD_PROCESS_PRIVATE), 0, "pthread_spin_init A");
   must(pthread_spin_init(&spb, PTHREAD_PROCESS_PRIVATE), 0, "pthread_spin_init B");
 
+  if (strcmp(argv[1], "ownerdead") == 0) {
+    pthread_t t;
+
+    must(pthread_create(&t, NULL, die_holding, NULL), 0, "pthread_create");
+    must(pthread_join(t, NULL), 0, "pthread_join");
+    must(pthread_mutex_lock(pa), EOWNERDEAD, "pthread_mutex_lock of a dead owner's");
+    must(pthread_mutex_consistent(pa), 0, "pthread_mutex_consistent");
+    must(pthread_mutex_unlock(pa), 0, "pthread_mutex_unlock");
+    return 0;
+  }
   must(pthread_mutex_lock(&held), 0, "pthread_mutex_lock held");
   run(0);
   run(abba);

@@ -6,7 +6,9 @@
 # threads one after the other are reported once as a possible deadlock,
 # and the same program taking them in one order (with a condition wait and
 # a timed-out timedlock) gets no report at all; without FASTLOCK_LOCKDEP
-# the ABBA program gets none either.  SKIP (77) under a cross runner.
+# the ABBA program gets none either.  A robust mutex taken with EOWNERDEAD
+# is held: its unlock is no release of a lock not held (the thread that
+# died holding it is reported, once).  SKIP (77) under a cross runner.
 set -u
 prog=tests/pthread-lockdep
 lib=$(pwd)/.libs/libfastlock-pthread.so.0
@@ -18,18 +20,19 @@ if [ ! -f "$lib" ]; then
 	echo "FAIL: $lib is missing"; exit 1
 fi
 status=0
-# run WANT ENV ORDER KIND: WANT is the number of "fastlock: possible
-# deadlock" lines and of "fastlock:" lines the run must print.
+# run WANT ENV ORDER KIND: WANT is the number of "fastlock: $what"
+# lines and of "fastlock:" lines the run must print.
+what='possible deadlock'
 run() {
 	want=$1; shift
 	env "$1" LD_PRELOAD="$lib" timeout 60 "$prog" "$2" "$3" > lockdep.out 2>&1
 	rc=$?
-	n=$(grep -c '^fastlock: possible deadlock' lockdep.out)
+	n=$(grep -c "^fastlock: $what" lockdep.out)
 	all=$(grep -c '^fastlock:' lockdep.out)
 	if [ $rc -eq 0 ] && [ "$n" -eq "$want" ] && [ "$all" -eq "$want" ]; then
 		echo "ok: $1 $2 $3: $n report(s)"
 	else
-		echo "FAIL: $1 $2 $3: rc=$rc, $n possible deadlock(s), $all report(s), want $want:"
+		echo "FAIL: $1 $2 $3: rc=$rc, $n \"$what\", $all report(s), want $want:"
 		cat lockdep.out
 		status=1
 	fi
@@ -39,5 +42,7 @@ for kind in normal errorcheck recursive robust pi static rwlock rwstatic spin; d
 	run 0 FASTLOCK_LOCKDEP=1 same $kind
 	run 0 FASTLOCK_LOCKDEP=0 abba $kind
 done
+what='lock held at thread exit'
+run 1 FASTLOCK_LOCKDEP=1 ownerdead robust
 rm -f lockdep.out
 exit $status
