@@ -15,6 +15,8 @@
  * preload library Valgrind put in LD_PRELOAD.  */
 #include "config.h"
 
+#include <fastlock/common.h>
+
 #include "pthread/internal.h"
 
 #include <stdlib.h>
@@ -29,10 +31,14 @@
 #endif
 
 /* -1: not probed yet; 0: not under Valgrind; 1: under helgrind; 2: under
- * drd; 3: under another Valgrind tool (nothing to say).  */
+ * drd; 3: under another Valgrind tool (nothing to say); 4: not under
+ * Valgrind, but fl_tools_active is set (the lock-order checker, or
+ * FASTLOCK_TOOLS=1): nothing to say either, but the mutex's inline paths,
+ * which skip the checker, must step aside.  fl_tools_active is set by the
+ * core's constructor (src/sys/tools.c), which runs before ours.  */
 int fl_pt_vg = -1;
 
-enum { VG_NONE = 0, VG_HELGRIND = 1, VG_DRD = 2, VG_OTHER = 3 };
+enum { VG_NONE = 0, VG_HELGRIND = 1, VG_DRD = 2, VG_OTHER = 3, VG_WATCHED = 4 };
 
 int fl_pt_vg_probe(void)
 {
@@ -47,6 +53,8 @@ int fl_pt_vg_probe(void)
       tool = VG_DRD;
   }
 #endif
+  if (tool == VG_NONE && fl_load_relaxed(&fl_tools_active) != 0)
+    tool = VG_WATCHED;
   /* Every thread computes the same value: a relaxed store suffices.  */
   __atomic_store_n(&fl_pt_vg, tool, __ATOMIC_RELAXED);
   /* The tools cannot see that this word is written once, before anyone

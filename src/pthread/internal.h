@@ -91,7 +91,8 @@ int fl_pt_glibc_resolve(void);
  * that defines them; ours are not among them, so each out-of-line entry
  * point tells helgrind and drd what it did through client requests,
  * which cost a few instructions outside Valgrind.  fl_pt_vg is nonzero
- * when running under Valgrind (set once, lazily).  */
+ * when running under Valgrind or while the lock-order checker is on (set
+ * once, lazily): the mutex's inline paths then step aside.  */
 extern int fl_pt_vg;
 int fl_pt_vg_probe(void);
 static inline int fl_pt_under_vg(void)

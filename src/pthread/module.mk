@@ -83,6 +83,14 @@ if !FL_CROSS
 TESTS += tests/test-pthread-valgrind.sh
 endif
 EXTRA_DIST += tests/test-pthread-valgrind.sh
+# The lock-order checker on a plain pthread program running on the
+# drop-in (FASTLOCK_LOCKDEP=1, LD_PRELOAD): linked with libc's pthreads
+# only, as a user's program is.
+check_PROGRAMS += tests/pthread-lockdep
+tests_pthread_lockdep_SOURCES = tests/pthread-lockdep.c
+tests_pthread_lockdep_LDFLAGS = -no-install
+TESTS += tests/test-pthread-lockdep.sh
+EXTRA_DIST += tests/test-pthread-lockdep.sh
 fastlockdatadir = $(pkgdatadir)
 dist_fastlockdata_DATA = src/pthread/fastlock-pthread.supp
 check_PROGRAMS += $(fl_pthread_tests)

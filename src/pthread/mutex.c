@@ -6,9 +6,18 @@
  * unlock.  Every other kind goes through mutex_lock()/mutex_unlock(),
  * which check ownership against the TID in the lock word (EDEADLK,
  * EPERM), count recursion, spin a bounded while for ADAPTIVE, keep the
- * robust list and hand PRIO_INHERIT/PRIO_PROTECT to glibc.  */
+ * robust list and hand PRIO_INHERIT/PRIO_PROTECT to glibc.
+ *
+ * The lock-order checker (src/lockdep/) hears of every kind's
+ * acquisitions and releases, in mutex_lock()/mutex_unlock(), while
+ * fl_tools_active is set; the inline paths cannot tell it, so they step
+ * aside then (fl_pt_vg is nonzero: annotate.c) and cost nothing more
+ * while it is off.  */
 #include "config.h"
 
+#include <fastlock/common.h>
+
+#include "lockdep/lockdep.h"
 #include "pthread/mutex.h"
 #include "sys/clock.h"
 #include "sys/cpu.h"
@@ -135,8 +144,8 @@ static int delegated(int32_t kind)
   return kind >= 0 && (kind & (FL_PM_PI | FL_PM_PP)) != 0;
 }
 
-static int mutex_lock(pthread_mutex_t *m, int how, clockid_t clock,
-                      const struct timespec *abstime)
+static int lock_word_or_glibc(pthread_mutex_t *m, int how, clockid_t clock,
+                              const struct timespec *abstime)
 {
   struct fl_pmutex *pm = fl_pm(m);
   int32_t kind = fl_load_relaxed(&pm->kind);
@@ -207,8 +216,84 @@ static int mutex_lock(pthread_mutex_t *m, int how, clockid_t clock,
   return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* The lock-order checker.                                             */
+/* ------------------------------------------------------------------ */
+
+#define LD_KIND "pthread_mutex_t"
+
+static int ld_on(void)
+{
+  return fl_load_relaxed(&fl_tools_active) != 0;
+}
+
+static int acquired(int rc)
+{
+  return rc == 0 || rc == EOWNERDEAD;
+}
+
+/* Whether a lock call of how on m, of kind, would take m anew, so that
+ * the checker hears of it: not a recursive mutex's relock, nor a call
+ * refused (EDEADLK, EBUSY, EINVAL) because the caller holds it or the
+ * kind is bad.  A NORMAL or ADAPTIVE mutex's relock, which deadlocks, is
+ * one: the checker reports it.  glibc keeps the owner's TID of a kind we
+ * delegate in __owner (our state word).  */
+static int takes_anew(pthread_mutex_t *m, int32_t kind, int how)
+{
+  struct fl_pmutex *pm = fl_pm(m);
+  int type = kind & FL_PM_TYPE_MASK;
+  uint32_t owner;
+
+  if (delegated(kind))
+    owner = (uint32_t)fl_load_relaxed(&pm->state);
+  else if (kind_valid(kind))
+    owner = (uint32_t)fl_load_relaxed(W(&pm->lock)) & FL_PM_TID_MASK;
+  else
+    return 0;
+  if (owner != (uint32_t)fl_pt_tid())
+    return 1;
+  return how != TRY && type != PTHREAD_MUTEX_RECURSIVE
+    && type != PTHREAD_MUTEX_ERRORCHECK;
+}
+
+/* Whether an unlock of m, of kind, frees it (full: a condition wait's,
+ * whatever the depth), rather than counting a recursion down.  glibc's
+ * count (our depth word) of a recursive mutex it keeps is 1 when held
+ * once; ours counts the extra locks.  */
+static int frees(pthread_mutex_t *m, int32_t kind, int full)
+{
+  uint32_t depth = (uint32_t)fl_load_relaxed(W(&fl_pm(m)->depth));
+
+  if ((kind & FL_PM_TYPE_MASK) != PTHREAD_MUTEX_RECURSIVE)
+    return 1;
+  if (delegated(kind))
+    return depth <= 1;
+  return full || depth == 0;
+}
+
+/* Lock m, telling the checker: before a blocking wait (undone if the wait
+ * fails: a timeout, ENOTRECOVERABLE), or after a trylock that took it.
+ * EOWNERDEAD: the mutex is the caller's.  */
+static int mutex_lock(pthread_mutex_t *m, int how, clockid_t clock,
+                      const struct timespec *abstime)
+{
+  int anew, rc;
+
+  if (!ld_on())
+    return lock_word_or_glibc(m, how, clock, abstime);
+  anew = takes_anew(m, fl_load_relaxed(&fl_pm(m)->kind), how);
+  if (anew && how != TRY)
+    fl_lockdep_acquire(m, LD_KIND, 0);
+  rc = lock_word_or_glibc(m, how, clock, abstime);
+  if (anew && how == TRY && acquired(rc))
+    fl_lockdep_acquire(m, LD_KIND, FL_LOCKDEP_TRY);
+  else if (anew && how != TRY && !acquired(rc))
+    fl_lockdep_release(m);
+  return rc;
+}
+
 /* Release m; full: whatever the recursion depth (a condition wait). */
-static int mutex_unlock(pthread_mutex_t *m, int full)
+static int unlock_word_or_glibc(pthread_mutex_t *m, int full)
 {
   struct fl_pmutex *pm = fl_pm(m);
   int32_t kind = fl_load_relaxed(&pm->kind);
@@ -246,6 +331,18 @@ static int mutex_unlock(pthread_mutex_t *m, int full)
   return 0;
 }
 
+/* Unlock m, telling the checker first, before another thread can take
+ * it (an unlock that fails with EPERM is a release of a lock not held,
+ * which the checker reports).  */
+static int mutex_unlock(pthread_mutex_t *m, int full)
+{
+  int32_t kind = fl_load_relaxed(&fl_pm(m)->kind);
+
+  if (ld_on() && (delegated(kind) || kind_valid(kind)) && frees(m, kind, full))
+    fl_lockdep_release(m);
+  return unlock_word_or_glibc(m, full);
+}
+
 /* ------------------------------------------------------------------ */
 /* The API.                                                            */
 /* ------------------------------------------------------------------ */
@@ -263,6 +360,9 @@ FL_PT_API int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
     pthread_mutexattr_getrobust(a, &robust);
     pthread_mutexattr_getprotocol(a, &protocol);
   }
+  /* The checker's class: the code that called us.  */
+  if (ld_on())
+    fl_lockdep_init(m, LD_KIND, 0, __builtin_return_address(0));
   if (protocol != PTHREAD_PRIO_NONE) {
     int rc = fl_pt_glibc_resolve();
     return rc != 0 ? rc : fl_pt_glibc.mutex_init(m, a);
@@ -281,6 +381,10 @@ FL_PT_API int pthread_mutex_destroy(pthread_mutex_t *m)
   struct fl_pmutex *pm = fl_pm(m);
   int32_t kind = fl_load_relaxed(&pm->kind);
 
+  /* Before the EBUSY answer: destroying a mutex the caller holds is what
+   * the checker reports.  */
+  if (ld_on() && (delegated(kind) || kind_valid(kind)))
+    fl_lockdep_destroy(m);
   if (delegated(kind))
     return fl_pt_glibc.mutex_destroy(m);
   if (!kind_valid(kind))

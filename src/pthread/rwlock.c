@@ -5,6 +5,7 @@
  * twice.  */
 #include "config.h"
 
+#include "lockdep/lockdep.h"
 #include "pthread/rwlock.h"
 #include "rwsem/rwsem-internal.h"
 #include "sys/cpu.h"
@@ -43,6 +44,10 @@ static void apply_static_kind(struct fl_prwlock *pl)
   }
   if (fl_atomic_cmpxchg_acquire(&pl->ready, 0, FL_PRW_SETTING) == 0) {
     fl_rwsem_init(&pl->sem, mode);
+    /* fl_rwsem_init gave it the class of its call site, here for every
+     * such lock: the checker is to see a statically initialised lock, a
+     * class by itself (made at its first acquisition).  */
+    fl_lockdep_destroy(&pl->sem);
     /* Release: the mode is set before anyone sees READY.  */
     fl_store_release(&pl->ready, FL_PRW_READY);
     return;
@@ -80,6 +85,9 @@ FL_PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_
   rc = fl_rwsem_init(&pl->sem, flags | fl_pt_rwlock_mode(kind));
   if (rc != 0)
     return rc;
+  /* fl_rwsem_init gave the lock the class of its call site, which is
+   * here for every rwlock: the checker's class is our caller's.  */
+  fl_lockdep_init(&pl->sem, "pthread_rwlock_t", 0, __builtin_return_address(0));
 #if FL_PRW_HAS_KIND
   pl->np_kind = (uint32_t)kind & ~(uint32_t)FL_PRWA_SET;
   pl->ready = FL_PRW_READY;

@@ -64,7 +64,7 @@ void fl_tools_set(int on)
   __atomic_store_n(&fl_tools_active, on ? FL_TOOLS_ON : 0, __ATOMIC_RELAXED);
 }
 
-__attribute__((constructor)) void fl_tools_detect(void)
+void fl_tools_detect(void)
 {
   int forced = fl_tools_env("FASTLOCK_TOOLS");
 
@@ -74,4 +74,14 @@ __attribute__((constructor)) void fl_tools_detect(void)
     fl_tools_set(forced);
   else if (fl_tools_race_tool())
     fl_tools_set(1);
+}
+
+/* At load, with priority 101: before this library's constructors without
+ * one, which may read the switch (the drop-in's probe,
+ * src/pthread/annotate.c).  */
+static void fl_tools_at_load(void) __attribute__((constructor(101)));
+
+static void fl_tools_at_load(void)
+{
+  fl_tools_detect();
 }
