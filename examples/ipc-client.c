@@ -78,7 +78,8 @@ int main(int argc, char **argv)
     rc = fl_ipc_wait_any(r, 1, &work, CLOCK_MONOTONIC, NULL, &index);
     if (rc == EOWNERDEAD)
       printf("client %d: took \"work\", abandoned by a dead client: "
-             "recovering its state\n", number);
+             "recovering its state\n",
+             number);
     else
       check(rc, "take work");
     nanosleep(&hold, NULL);

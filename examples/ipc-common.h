@@ -7,9 +7,9 @@
 /* A client's first and only message on the server's socket: who it is.
  * The server learns of its death when the socket closes.  */
 struct hello {
-  uint32_t client;               /* fl_ipc_client_id */
+  uint32_t client; /* fl_ipc_client_id */
   int32_t pid;
-  int32_t number;                /* the client's own number, for messages */
+  int32_t number; /* the client's own number, for messages */
 };
 
 #endif

@@ -10,7 +10,7 @@
  * calls fl_ipc_client_died and reports which mutexes the client
  * abandoned.  At the end it sets "quit", waits for the clients to leave
  * and removes the region.  */
-#define _GNU_SOURCE                     /* accept4 */
+#define _GNU_SOURCE /* accept4 */
 #include <fastlock/ipc.h>
 
 #include "ipc-common.h"
@@ -30,7 +30,7 @@
 struct peer {
   int fd;
   struct hello who;
-  int known;                     /* its hello has arrived */
+  int known; /* its hello has arrived */
 };
 
 static double now(void)
@@ -103,7 +103,8 @@ int main(int argc, char **argv)
     perror("ipc-server: socket");
     return 1;
   }
-  printf("server: region %s ready, objects \"work\", \"jobs\", \"quit\"\n", argv[1]);
+  printf("server: region %s ready, objects \"work\", \"jobs\", \"quit\"\n",
+         argv[1]);
 
   end = now() + atof(argv[3]);
   next_job = now();

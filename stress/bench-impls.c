@@ -11,7 +11,10 @@
 volatile int64_t bench_loop_sink;
 
 static const struct bench_impl *const tables[] = {
-  bench_fl_impls_1, bench_fl_impls_2, bench_fl_impls_3, bench_peer_impls,
+  bench_fl_impls_1,
+  bench_fl_impls_2,
+  bench_fl_impls_3,
+  bench_peer_impls,
 };
 
 static const struct bench_impl **all;
@@ -68,7 +71,9 @@ const char *bench_kind_name(enum bench_kind k)
 const char *bench_class_name(enum bench_kind k, int cls)
 {
   static const char *const names[BENCH_NKINDS][2] = {
-    { "read", "write" }, { "lock", NULL }, { "add", NULL },
+    { "read", "write" },
+    { "lock", NULL },
+    { "add", NULL },
   };
   return names[k][cls];
 }

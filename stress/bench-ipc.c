@@ -80,24 +80,26 @@ static double time_pairs(enum pair_kind k, struct pair_objs *o, long n)
 
   for (i = 0; i < n; i++) {
     switch (k) {
-    case PAIR_SEM:
-      if (fl_ipc_wait_any(region, 1, &o->sem, CLOCK_MONOTONIC, NULL, &index) != 0
-          || fl_ipc_sem_release(region, o->sem, 1, NULL) != 0)
-        die("semaphore pair", EPROTO);
-      break;
-    case PAIR_MUTEX:
-      if (fl_ipc_wait_any(region, 1, &o->mutex, CLOCK_MONOTONIC, NULL, &index) != 0
-          || fl_ipc_mutex_release(region, o->mutex, NULL) != 0)
-        die("mutex pair", EPROTO);
-      break;
-    case PAIR_RWSEM:
-      fl_rwsem_down_write(o->rw);
-      fl_rwsem_up_write(o->rw);
-      break;
-    case PAIR_POSIX:
-      sem_wait(o->psem);
-      sem_post(o->psem);
-      break;
+      case PAIR_SEM:
+        if (fl_ipc_wait_any(region, 1, &o->sem, CLOCK_MONOTONIC, NULL, &index)
+                != 0
+            || fl_ipc_sem_release(region, o->sem, 1, NULL) != 0)
+          die("semaphore pair", EPROTO);
+        break;
+      case PAIR_MUTEX:
+        if (fl_ipc_wait_any(region, 1, &o->mutex, CLOCK_MONOTONIC, NULL, &index)
+                != 0
+            || fl_ipc_mutex_release(region, o->mutex, NULL) != 0)
+          die("mutex pair", EPROTO);
+        break;
+      case PAIR_RWSEM:
+        fl_rwsem_down_write(o->rw);
+        fl_rwsem_up_write(o->rw);
+        break;
+      case PAIR_POSIX:
+        sem_wait(o->psem);
+        sem_post(o->psem);
+        break;
     }
   }
   return (double)(fl_clock_ns(CLOCK_MONOTONIC) - t0) / (double)n;
@@ -122,24 +124,25 @@ static void pp_step(enum pp_kind k, int side, fl_ipc_obj_t *ev,
   char c = 0;
 
   switch (k) {
-  case PP_IPC:
-    if (fl_ipc_wait_any(region, 1, &ev[side], CLOCK_MONOTONIC, NULL, &index) != 0
-        || fl_ipc_event_set(region, ev[!side], NULL) != 0)
-      _exit(3);
-    break;
-  case PP_POSIX:
-    sem_wait(side ? &sh->b : &sh->a);
-    sem_post(side ? &sh->a : &sh->b);
-    break;
-  case PP_EVENTFD:
-    if (read(fds[side][0], &v, sizeof v) != (ssize_t)sizeof v
-        || write(fds[!side][0], &v, sizeof v) != (ssize_t)sizeof v)
-      _exit(3);
-    break;
-  case PP_PIPE:
-    if (read(fds[side][0], &c, 1) != 1 || write(fds[!side][1], &c, 1) != 1)
-      _exit(3);
-    break;
+    case PP_IPC:
+      if (fl_ipc_wait_any(region, 1, &ev[side], CLOCK_MONOTONIC, NULL, &index)
+              != 0
+          || fl_ipc_event_set(region, ev[!side], NULL) != 0)
+        _exit(3);
+      break;
+    case PP_POSIX:
+      sem_wait(side ? &sh->b : &sh->a);
+      sem_post(side ? &sh->a : &sh->b);
+      break;
+    case PP_EVENTFD:
+      if (read(fds[side][0], &v, sizeof v) != (ssize_t)sizeof v
+          || write(fds[!side][0], &v, sizeof v) != (ssize_t)sizeof v)
+        _exit(3);
+      break;
+    case PP_PIPE:
+      if (read(fds[side][0], &c, 1) != 1 || write(fds[!side][1], &c, 1) != 1)
+        _exit(3);
+      break;
   }
 }
 
@@ -181,9 +184,10 @@ static double ping_pong(enum pp_kind k, double seconds)
   pid = fork();
   if (pid == 0) {
     /* The child is a client of its own: it opens the region anew.  */
-    if (k == PP_IPC && (fl_ipc_open(region_name, &region) != 0
-                        || fl_ipc_obj_open(region, names[0], &ev[0]) != 0
-                        || fl_ipc_obj_open(region, names[1], &ev[1]) != 0))
+    if (k == PP_IPC
+        && (fl_ipc_open(region_name, &region) != 0
+            || fl_ipc_obj_open(region, names[0], &ev[0]) != 0
+            || fl_ipc_obj_open(region, names[1], &ev[1]) != 0))
       _exit(2);
     while (!*stop)
       pp_step(k, 1, ev, sh, fds);
@@ -194,40 +198,41 @@ static double ping_pong(enum pp_kind k, double seconds)
   while (fl_clock_ns(CLOCK_MONOTONIC) < t1) {
     /* Serve, then wait for the return: one round trip.  */
     switch (k) {
-    case PP_IPC:
-      if (fl_ipc_event_set(region, ev[1], NULL) != 0)
-        die("set", EPROTO);
-      break;
-    case PP_POSIX:
-      sem_post(&sh->b);
-      break;
-    case PP_EVENTFD:
-      if (write(fds[1][0], &v, sizeof v) != (ssize_t)sizeof v)
-        die("eventfd", errno);
-      break;
-    case PP_PIPE:
-      if (write(fds[1][1], &c, 1) != 1)
-        die("pipe", errno);
-      break;
+      case PP_IPC:
+        if (fl_ipc_event_set(region, ev[1], NULL) != 0)
+          die("set", EPROTO);
+        break;
+      case PP_POSIX:
+        sem_post(&sh->b);
+        break;
+      case PP_EVENTFD:
+        if (write(fds[1][0], &v, sizeof v) != (ssize_t)sizeof v)
+          die("eventfd", errno);
+        break;
+      case PP_PIPE:
+        if (write(fds[1][1], &c, 1) != 1)
+          die("pipe", errno);
+        break;
     }
     switch (k) {
-    case PP_IPC: {
-      uint32_t index;
-      if (fl_ipc_wait_any(region, 1, &ev[0], CLOCK_MONOTONIC, NULL, &index) != 0)
-        die("wait", EPROTO);
-      break;
-    }
-    case PP_POSIX:
-      sem_wait(&sh->a);
-      break;
-    case PP_EVENTFD:
-      if (read(fds[0][0], &v, sizeof v) != (ssize_t)sizeof v)
-        die("eventfd", errno);
-      break;
-    case PP_PIPE:
-      if (read(fds[0][0], &c, 1) != 1)
-        die("pipe", errno);
-      break;
+      case PP_IPC: {
+        uint32_t index;
+        if (fl_ipc_wait_any(region, 1, &ev[0], CLOCK_MONOTONIC, NULL, &index)
+            != 0)
+          die("wait", EPROTO);
+        break;
+      }
+      case PP_POSIX:
+        sem_wait(&sh->a);
+        break;
+      case PP_EVENTFD:
+        if (read(fds[0][0], &v, sizeof v) != (ssize_t)sizeof v)
+          die("eventfd", errno);
+        break;
+      case PP_PIPE:
+        if (read(fds[0][0], &c, 1) != 1)
+          die("pipe", errno);
+        break;
     }
     trips++;
   }
@@ -282,12 +287,16 @@ static double wait_any_cost(uint32_t n, long iters)
 int bench_ipc_main(int argc, char **argv)
 {
   static const char *const pair_names[] = {
-    "fl_ipc semaphore wait + release", "fl_ipc mutex wait + release",
+    "fl_ipc semaphore wait + release",
+    "fl_ipc mutex wait + release",
     "fl_rwsem (FL_PSHARED) down_write + up_write",
     "POSIX pshared sem_wait + sem_post",
   };
   static const char *const pp_names[] = {
-    "fl_ipc auto-reset events", "POSIX pshared semaphores", "eventfd", "pipe",
+    "fl_ipc auto-reset events",
+    "POSIX pshared semaphores",
+    "eventfd",
+    "pipe",
   };
   static const uint32_t sets[] = { 1, 8, 64 };
   struct fl_context ctx;
@@ -325,8 +334,9 @@ int bench_ipc_main(int argc, char **argv)
     die("mmap", errno);
   sem_init(o.psem, 1, 1);
 
-  printf("\nuncontended acquire + release (one thread; ns per pair, median of %d)\n",
-         RUNS);
+  printf(
+      "\nuncontended acquire + release (one thread; ns per pair, median of %d)\n",
+      RUNS);
   for (k = 0; k < 4; k++) {
     for (i = 0; i < RUNS; i++)
       v[i] = time_pairs((enum pair_kind)k, &o, n);
@@ -335,11 +345,13 @@ int bench_ipc_main(int argc, char **argv)
       rwsem_ns = v[0];
     printf("  %-46s %8.1f ns\n", pair_names[k], v[0]);
   }
-  printf("  (ratio to the rwsem write pair: semaphore and mutex as above / %.1f ns)\n",
-         rwsem_ns);
+  printf(
+      "  (ratio to the rwsem write pair: semaphore and mutex as above / %.1f ns)\n",
+      rwsem_ns);
 
   printf("\ncross-process ping-pong (two processes; round trips per second, "
-         "median of %d runs of %gs)\n", RUNS, seconds / RUNS);
+         "median of %d runs of %gs)\n",
+         RUNS, seconds / RUNS);
   for (k = 0; k < 4; k++) {
     for (i = 0; i < RUNS; i++)
       v[i] = ping_pong((enum pp_kind)k, seconds / RUNS);
@@ -347,7 +359,8 @@ int bench_ipc_main(int argc, char **argv)
   }
 
   printf("\nwait-any over n manual-reset events, only the last set "
-         "(ns per wait, median of %d)\n", RUNS);
+         "(ns per wait, median of %d)\n",
+         RUNS);
   for (k = 0; k < 3; k++) {
     iters = n / (long)sets[k] + 1000;
     for (i = 0; i < RUNS; i++)

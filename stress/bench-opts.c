@@ -27,8 +27,9 @@ static const struct {
   const char *name;
   unsigned bits;
 } workloads[] = {
-  { "rwsem", WL_RWSEM }, { "spin", WL_SPIN }, { "counter", WL_COUNTER },
-  { "uncontended", WL_UNCONTENDED }, { "all", WL_ALL },
+  { "rwsem", WL_RWSEM },     { "spin", WL_SPIN },
+  { "counter", WL_COUNTER }, { "uncontended", WL_UNCONTENDED },
+  { "all", WL_ALL },
 };
 #define NWORKLOADS (sizeof workloads / sizeof workloads[0])
 
@@ -38,8 +39,8 @@ static const struct {
   const char *name;
   int readers, writers;
 } rwsem_2001[] = {
-  { "rwsem-r1", 1, 0 }, { "rwsem-r2", 2, 0 }, { "rwsem-ro", 4, 0 },
-  { "rwsem-w1", 0, 1 }, { "rwsem-wo", 0, 4 }, { "rwsem-rw", 4, 2 },
+  { "rwsem-r1", 1, 0 },    { "rwsem-r2", 2, 0 },   { "rwsem-ro", 4, 0 },
+  { "rwsem-w1", 0, 1 },    { "rwsem-wo", 0, 4 },   { "rwsem-rw", 4, 2 },
   { "rwsem-worm", 30, 1 }, { "rwsem-xx", 30, 15 },
 };
 #define NRWSEM_2001 (sizeof rwsem_2001 / sizeof rwsem_2001[0])
@@ -58,7 +59,8 @@ struct options {
 #define fail(err, size, ...) cli_fail(err, size, BENCH_PARSE_ERROR, __VA_ARGS__)
 
 /* "N,N,..." of thread counts.  */
-static enum bench_parse_result parse_threads(struct options *o, char *err, size_t size)
+static enum bench_parse_result parse_threads(struct options *o, char *err,
+                                             size_t size)
 {
   char buf[256], *tok, *save = NULL;
 
@@ -66,24 +68,28 @@ static enum bench_parse_result parse_threads(struct options *o, char *err, size_
     return fail(err, size, "--threads: list too long");
   strcpy(buf, o->threads_arg);
   o->nthreads = 0;
-  for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+  for (tok = strtok_r(buf, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
     long v;
     if (o->nthreads == MAX_LIST)
       return fail(err, size, "--threads: at most %d counts", MAX_LIST);
     if (cli_long(tok, 1, BENCH_MAX_THREADS, &v) != 0)
       return fail(err, size,
                   "--threads: '%s' is not a thread count; valid: 1 to %d, "
-                  "comma-separated (e.g. 1,2,4)", tok, BENCH_MAX_THREADS);
+                  "comma-separated (e.g. 1,2,4)",
+                  tok, BENCH_MAX_THREADS);
     o->threads[o->nthreads++] = (int)v;
   }
   if (o->nthreads == 0)
-    return fail(err, size, "--threads: empty list; valid: 1 to %d, comma-separated",
+    return fail(err, size,
+                "--threads: empty list; valid: 1 to %d, comma-separated",
                 BENCH_MAX_THREADS);
   return BENCH_PARSE_RUN;
 }
 
 /* "R:W,R:W,..." of reader and writer counts.  */
-static enum bench_parse_result parse_rw(struct options *o, char *err, size_t size)
+static enum bench_parse_result parse_rw(struct options *o, char *err,
+                                        size_t size)
 {
   char buf[256], *tok, *save = NULL;
 
@@ -91,20 +97,23 @@ static enum bench_parse_result parse_rw(struct options *o, char *err, size_t siz
     return fail(err, size, "--rw: list too long");
   strcpy(buf, o->rw_arg);
   o->nrw = 0;
-  for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+  for (tok = strtok_r(buf, ",", &save); tok != NULL;
+       tok = strtok_r(NULL, ",", &save)) {
     char *colon = strchr(tok, ':');
     long r, w;
     if (o->nrw == MAX_LIST)
       return fail(err, size, "--rw: at most %d pairs", MAX_LIST);
     if (colon == NULL)
-      return fail(err, size, "--rw: '%s' is not READERS:WRITERS (e.g. 8:0,4:2)", tok);
+      return fail(err, size, "--rw: '%s' is not READERS:WRITERS (e.g. 8:0,4:2)",
+                  tok);
     *colon = '\0';
-    if (cli_long(tok, 0, BENCH_MAX_THREADS, &r) != 0 ||
-        cli_long(colon + 1, 0, BENCH_MAX_THREADS, &w) != 0 || r + w < 1 ||
-        r + w > BENCH_MAX_THREADS)
+    if (cli_long(tok, 0, BENCH_MAX_THREADS, &r) != 0
+        || cli_long(colon + 1, 0, BENCH_MAX_THREADS, &w) != 0 || r + w < 1
+        || r + w > BENCH_MAX_THREADS)
       return fail(err, size,
                   "--rw: '%s:%s' is not valid; READERS and WRITERS are 0 or "
-                  "more, together 1 to %d", tok, colon + 1, BENCH_MAX_THREADS);
+                  "more, together 1 to %d",
+                  tok, colon + 1, BENCH_MAX_THREADS);
     o->rw[o->nrw][0] = (int)r;
     o->rw[o->nrw][1] = (int)w;
     o->nrw++;
@@ -121,12 +130,14 @@ struct gen {
   size_t n, cap;
 };
 
-static struct bench_test *add_test(struct gen *g, unsigned members, const char *workload,
-                                   enum bench_kind kind, const char *fmt, ...)
-  __attribute__((format(printf, 5, 6)));
+static struct bench_test *add_test(struct gen *g, unsigned members,
+                                   const char *workload, enum bench_kind kind,
+                                   const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
-static struct bench_test *add_test(struct gen *g, unsigned members, const char *workload,
-                                   enum bench_kind kind, const char *fmt, ...)
+static struct bench_test *add_test(struct gen *g, unsigned members,
+                                   const char *workload, enum bench_kind kind,
+                                   const char *fmt, ...)
 {
   struct bench_test *t;
   va_list ap;
@@ -152,7 +163,8 @@ static struct bench_test *add_test(struct gen *g, unsigned members, const char *
 }
 
 static void add_loop(struct gen *g, unsigned members, const char *workload,
-                     enum bench_kind kind, const char *name, int loop, const char *op)
+                     enum bench_kind kind, const char *name, int loop,
+                     const char *op)
 {
   struct bench_test *t = add_test(g, members, workload, kind, "%s", name);
   t->loop = loop;
@@ -162,7 +174,8 @@ static void add_loop(struct gen *g, unsigned members, const char *workload,
 static void add_timed(struct gen *g, unsigned members, enum bench_kind kind,
                       const char *name, int c0, int c1, double seconds)
 {
-  struct bench_test *t = add_test(g, members, bench_kind_name(kind), kind, "%s", name);
+  struct bench_test *t =
+      add_test(g, members, bench_kind_name(kind), kind, "%s", name);
   t->timed = 1;
   t->threads[0] = c0;
   t->threads[1] = c1;
@@ -170,7 +183,8 @@ static void add_timed(struct gen *g, unsigned members, enum bench_kind kind,
 }
 
 /* Every test the options define, in the order the tables print.  */
-static void generate(struct gen *g, const struct options *o, const struct bench_plan *p)
+static void generate(struct gen *g, const struct options *o,
+                     const struct bench_plan *p)
 {
   static const int default_threads[] = { 1, 2, 4 };
   const int *threads = o->nthreads ? o->threads : default_threads;
@@ -191,14 +205,15 @@ static void generate(struct gen *g, const struct options *o, const struct bench_
     }
   } else {
     for (i = 0; i < NRWSEM_2001; i++)
-      add_timed(g, WL_RWSEM, BENCH_RWSEM, rwsem_2001[i].name, rwsem_2001[i].readers,
-                rwsem_2001[i].writers,
+      add_timed(g, WL_RWSEM, BENCH_RWSEM, rwsem_2001[i].name,
+                rwsem_2001[i].readers, rwsem_2001[i].writers,
                 !p->original_durations ? p->duration
-                : strcmp(rwsem_2001[i].name, "rwsem-xx") == 0 ? BENCH_ORIGINAL_DURATION_XX
-                : BENCH_ORIGINAL_DURATION);
+                : strcmp(rwsem_2001[i].name, "rwsem-xx") == 0
+                    ? BENCH_ORIGINAL_DURATION_XX
+                    : BENCH_ORIGINAL_DURATION);
   }
-  add_loop(g, WL_SPIN | WL_UNCONTENDED, "uncontended", BENCH_SPIN, "spin-pair", 0,
-           "lock + unlock");
+  add_loop(g, WL_SPIN | WL_UNCONTENDED, "uncontended", BENCH_SPIN, "spin-pair",
+           0, "lock + unlock");
   for (k = 0; k < nthreads; k++) {
     snprintf(name, sizeof name, "spin-%d", threads[k]);
     add_timed(g, WL_SPIN, BENCH_SPIN, name, threads[k], 0, p->duration);
@@ -206,19 +221,22 @@ static void generate(struct gen *g, const struct options *o, const struct bench_
   add_loop(g, WL_COUNTER, "counter", BENCH_COUNTER, "counter-add", 0, "add 1");
   add_loop(g, WL_COUNTER, "counter", BENCH_COUNTER, "counter-read", 1,
            "approximate read");
-  add_loop(g, WL_COUNTER, "counter", BENCH_COUNTER, "counter-sum", 2, "exact sum");
+  add_loop(g, WL_COUNTER, "counter", BENCH_COUNTER, "counter-sum", 2,
+           "exact sum");
   for (k = 0; k < nthreads; k++) {
     snprintf(name, sizeof name, "counter-%d", threads[k]);
     add_timed(g, WL_COUNTER, BENCH_COUNTER, name, threads[k], 0, p->duration);
   }
 }
 
-int bench_impl_runs(const struct bench_impl *impl, const struct bench_test *test)
+int bench_impl_runs(const struct bench_impl *impl,
+                    const struct bench_test *test)
 {
   if (impl->kind != test->kind)
     return 0;
   if (test->timed)
-    return impl->thread[0] != NULL && (test->threads[1] == 0 || impl->thread[1] != NULL);
+    return impl->thread[0] != NULL
+           && (test->threads[1] == 0 || impl->thread[1] != NULL);
   return impl->loop[test->loop] != NULL;
 }
 
@@ -226,7 +244,8 @@ int bench_impl_runs(const struct bench_impl *impl, const struct bench_test *test
 static int glob_match(const char *pattern, const char *name)
 {
   size_t len = strlen(pattern);
-  return len > 0 && pattern[len - 1] == '*' && strncmp(pattern, name, len - 1) == 0;
+  return len > 0 && pattern[len - 1] == '*'
+         && strncmp(pattern, name, len - 1) == 0;
 }
 
 static void list_names(char *buf, size_t size)
@@ -239,8 +258,8 @@ static void list_names(char *buf, size_t size)
                              bench_impl_at(i)->name);
 }
 
-static enum bench_parse_result select_impls(struct bench_plan *p, const char *arg,
-                                            char *err, size_t size)
+static enum bench_parse_result
+select_impls(struct bench_plan *p, const char *arg, char *err, size_t size)
 {
   size_t n = bench_impl_count(), i;
   char *want = calloc(n, 1), buf[1024], *tok, *save = NULL;
@@ -259,21 +278,23 @@ static enum bench_parse_result select_impls(struct bench_plan *p, const char *ar
       return fail(err, size, "--impl: list too long");
     }
     strcpy(buf, arg);
-    for (tok = strtok_r(buf, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+    for (tok = strtok_r(buf, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
       const struct bench_impl *named = bench_impl_find(tok);
       int matched = 0;
       if (named != NULL && named->unavailable != NULL) {
         enum bench_parse_result r =
-          fail(err, size, "--impl: %s is not available in this build: %s", tok,
-               named->unavailable());
+            fail(err, size, "--impl: %s is not available in this build: %s",
+                 tok, named->unavailable());
         free(want);
         return r;
       }
       for (i = 0; i < n; i++) {
         const struct bench_impl *im = bench_impl_at(i);
-        if (im == named ||
-            (im->unavailable == NULL &&
-             (strcmp(tok, im->family) == 0 || glob_match(tok, im->name)))) {
+        if (im == named
+            || (im->unavailable == NULL
+                && (strcmp(tok, im->family) == 0
+                    || glob_match(tok, im->name)))) {
           want[i] = 1;
           matched = 1;
         }
@@ -299,34 +320,36 @@ static enum bench_parse_result select_impls(struct bench_plan *p, const char *ar
 
 void bench_usage(FILE *out)
 {
-  fprintf(out,
-"usage: fastlock-bench [OPTION]... [WORKLOAD|TEST]...\n"
-"Runs fastlock's primitives and their peers (glibc, Concurrency Kit) side by\n"
-"side on this machine: interleaved, repeated, the median reported.\n"
-"\n"
-"Workloads: rwsem (rwsem-r1 ... rwsem-xx of the 2001 i386 rwsem thread), spin,\n"
-"counter (the strategies of the ia64 light-weight counter thread), uncontended\n"
-"(one lock/unlock pair of every primitive), all (default).\n"
-"A test name (see --list) runs that test alone.\n"
-"\n"
-"  --impl LIST      implementations to run: names, families (fastlock, glibc,\n"
-"                   ck, baseline) or prefixes ending in '*' (default: all)\n"
-"  --duration SEC   length of one timed run (default %g)\n"
-"  --reps N         repetitions of each test and implementation (default %d)\n"
-"  --original-durations\n"
-"                   the 2001 thread's durations for the rwsem tests: 10 s,\n"
-"                   50 s for rwsem-xx (old spelling: --seed-table)\n"
-"  --threads LIST   thread counts of the spin and counter tests (default 1,2,4)\n"
-"  --rw LIST        READERS:WRITERS pairs replacing the rwsem-r1 ... rwsem-xx tests\n"
-"  --csv            comma-separated values instead of tables\n"
-"  --json           one JSON document instead of tables\n"
-"  --plot FILE      also draw FILE (.svg or .png) with gnuplot\n"
-"  --quiet          no progress line on stderr\n"
-"  --list           list the implementations and tests, then exit\n"
-"  --help, --version\n"
-"\n"
-"Exit status: 0 done, 1 a run failed, 2 bad input (nothing was run).\n"
-"See fastlock-bench(1).\n", BENCH_DEFAULT_DURATION, BENCH_DEFAULT_REPS);
+  fprintf(
+      out,
+      "usage: fastlock-bench [OPTION]... [WORKLOAD|TEST]...\n"
+      "Runs fastlock's primitives and their peers (glibc, Concurrency Kit) side by\n"
+      "side on this machine: interleaved, repeated, the median reported.\n"
+      "\n"
+      "Workloads: rwsem (rwsem-r1 ... rwsem-xx of the 2001 i386 rwsem thread), spin,\n"
+      "counter (the strategies of the ia64 light-weight counter thread), uncontended\n"
+      "(one lock/unlock pair of every primitive), all (default).\n"
+      "A test name (see --list) runs that test alone.\n"
+      "\n"
+      "  --impl LIST      implementations to run: names, families (fastlock, glibc,\n"
+      "                   ck, baseline) or prefixes ending in '*' (default: all)\n"
+      "  --duration SEC   length of one timed run (default %g)\n"
+      "  --reps N         repetitions of each test and implementation (default %d)\n"
+      "  --original-durations\n"
+      "                   the 2001 thread's durations for the rwsem tests: 10 s,\n"
+      "                   50 s for rwsem-xx (old spelling: --seed-table)\n"
+      "  --threads LIST   thread counts of the spin and counter tests (default 1,2,4)\n"
+      "  --rw LIST        READERS:WRITERS pairs replacing the rwsem-r1 ... rwsem-xx tests\n"
+      "  --csv            comma-separated values instead of tables\n"
+      "  --json           one JSON document instead of tables\n"
+      "  --plot FILE      also draw FILE (.svg or .png) with gnuplot\n"
+      "  --quiet          no progress line on stderr\n"
+      "  --list           list the implementations and tests, then exit\n"
+      "  --help, --version\n"
+      "\n"
+      "Exit status: 0 done, 1 a run failed, 2 bad input (nothing was run).\n"
+      "See fastlock-bench(1).\n",
+      BENCH_DEFAULT_DURATION, BENCH_DEFAULT_REPS);
 }
 
 /* Where gnuplot would run from, by the PATH.  */
@@ -347,11 +370,25 @@ static int have_program(const char *prog)
   return 0;
 }
 
-enum bench_parse_result bench_plan_parse(int argc, char **argv, struct bench_plan *p,
-                                         char *err, size_t errsize)
+enum bench_parse_result bench_plan_parse(int argc, char **argv,
+                                         struct bench_plan *p, char *err,
+                                         size_t errsize)
 {
-  enum { O_IMPL = 256, O_DURATION, O_REPS, O_ORIGINAL, O_THREADS, O_RW, O_CSV, O_JSON,
-         O_PLOT, O_QUIET, O_LIST, O_HELP, O_VERSION };
+  enum {
+    O_IMPL = 256,
+    O_DURATION,
+    O_REPS,
+    O_ORIGINAL,
+    O_THREADS,
+    O_RW,
+    O_CSV,
+    O_JSON,
+    O_PLOT,
+    O_QUIET,
+    O_LIST,
+    O_HELP,
+    O_VERSION
+  };
   static const struct option longopts[] = {
     { "impl", required_argument, NULL, O_IMPL },
     { "duration", required_argument, NULL, O_DURATION },
@@ -370,8 +407,8 @@ enum bench_parse_result bench_plan_parse(int argc, char **argv, struct bench_pla
     { NULL, 0, NULL, 0 },
   };
   static const char valid_options[] =
-    "--impl --duration --reps --original-durations --threads --rw --csv --json --plot "
-    "--quiet --list --help --version";
+      "--impl --duration --reps --original-durations --threads --rw --csv --json --plot "
+      "--quiet --list --help --version";
   struct options o;
   struct gen g = { NULL, NULL, 0, 0 };
   enum bench_parse_result r;
@@ -384,59 +421,86 @@ enum bench_parse_result bench_plan_parse(int argc, char **argv, struct bench_pla
   memset(&o, 0, sizeof o);
   p->duration = BENCH_DEFAULT_DURATION;
   p->reps = BENCH_DEFAULT_REPS;
-  optind = 0;                   /* GNU: start afresh (the tests parse often) */
+  optind = 0; /* GNU: start afresh (the tests parse often) */
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     long v;
     switch (c) {
-    case O_IMPL: o.impl_arg = optarg; break;
-    case O_DURATION:
-      if (cli_seconds(optarg, 0, BENCH_MAX_DURATION, &p->duration) != 0)
-        return fail(err, errsize,
-                    "--duration: '%s' is not a duration; valid: seconds, more than "
-                    "0 and at most %g (e.g. 0.5)", optarg, BENCH_MAX_DURATION);
-      break;
-    case O_REPS:
-      if (cli_long(optarg, 1, BENCH_MAX_REPS, &v) != 0)
-        return fail(err, errsize, "--reps: '%s' is not valid; valid: 1 to %d",
-                    optarg, BENCH_MAX_REPS);
-      p->reps = (int)v;
-      break;
-    case O_ORIGINAL: p->original_durations = 1; break;
-    case O_THREADS: o.threads_arg = optarg; break;
-    case O_RW: o.rw_arg = optarg; break;
-    case O_CSV: csv = 1; break;
-    case O_JSON: json = 1; break;
-    case O_PLOT: p->plot = optarg; break;
-    case O_QUIET: p->quiet = 1; break;
-    case O_LIST: return BENCH_PARSE_LIST;
-    case O_HELP: return BENCH_PARSE_HELP;
-    case O_VERSION: return BENCH_PARSE_VERSION;
-    default:
-      if (optopt != 0 && optopt < O_IMPL)
-        return fail(err, errsize, "unknown option '-%c'; valid: %s", optopt,
-                    valid_options);
-      if (optopt >= O_IMPL)
-        return fail(err, errsize, "option '%s' needs a value; valid: %s",
+      case O_IMPL:
+        o.impl_arg = optarg;
+        break;
+      case O_DURATION:
+        if (cli_seconds(optarg, 0, BENCH_MAX_DURATION, &p->duration) != 0)
+          return fail(
+              err, errsize,
+              "--duration: '%s' is not a duration; valid: seconds, more than "
+              "0 and at most %g (e.g. 0.5)",
+              optarg, BENCH_MAX_DURATION);
+        break;
+      case O_REPS:
+        if (cli_long(optarg, 1, BENCH_MAX_REPS, &v) != 0)
+          return fail(err, errsize, "--reps: '%s' is not valid; valid: 1 to %d",
+                      optarg, BENCH_MAX_REPS);
+        p->reps = (int)v;
+        break;
+      case O_ORIGINAL:
+        p->original_durations = 1;
+        break;
+      case O_THREADS:
+        o.threads_arg = optarg;
+        break;
+      case O_RW:
+        o.rw_arg = optarg;
+        break;
+      case O_CSV:
+        csv = 1;
+        break;
+      case O_JSON:
+        json = 1;
+        break;
+      case O_PLOT:
+        p->plot = optarg;
+        break;
+      case O_QUIET:
+        p->quiet = 1;
+        break;
+      case O_LIST:
+        return BENCH_PARSE_LIST;
+      case O_HELP:
+        return BENCH_PARSE_HELP;
+      case O_VERSION:
+        return BENCH_PARSE_VERSION;
+      default:
+        if (optopt != 0 && optopt < O_IMPL)
+          return fail(err, errsize, "unknown option '-%c'; valid: %s", optopt,
+                      valid_options);
+        if (optopt >= O_IMPL)
+          return fail(err, errsize, "option '%s' needs a value; valid: %s",
+                      argv[optind - 1], valid_options);
+        return fail(err, errsize, "unknown option '%s'; valid: %s",
                     argv[optind - 1], valid_options);
-      return fail(err, errsize, "unknown option '%s'; valid: %s", argv[optind - 1],
-                  valid_options);
     }
   }
   if (csv && json)
-    return fail(err, errsize, "--csv and --json exclude each other; choose one");
-  p->format = json ? BENCH_FORMAT_JSON : csv ? BENCH_FORMAT_CSV : BENCH_FORMAT_TABLE;
+    return fail(err, errsize,
+                "--csv and --json exclude each other; choose one");
+  p->format = json  ? BENCH_FORMAT_JSON
+              : csv ? BENCH_FORMAT_CSV
+                    : BENCH_FORMAT_TABLE;
   if (p->plot != NULL) {
     size_t len = strlen(p->plot);
-    if (len < 5 || (strcmp(p->plot + len - 4, ".svg") != 0 &&
-                    strcmp(p->plot + len - 4, ".png") != 0))
-      return fail(err, errsize, "--plot: '%s' must end in .svg or .png", p->plot);
+    if (len < 5
+        || (strcmp(p->plot + len - 4, ".svg") != 0
+            && strcmp(p->plot + len - 4, ".png") != 0))
+      return fail(err, errsize, "--plot: '%s' must end in .svg or .png",
+                  p->plot);
     if (!have_program("gnuplot"))
       return fail(err, errsize,
                   "--plot needs gnuplot, which is not in PATH (Debian: apt-get "
                   "install gnuplot-nox)");
   }
-  if (o.threads_arg != NULL && (r = parse_threads(&o, err, errsize)) != BENCH_PARSE_RUN)
+  if (o.threads_arg != NULL
+      && (r = parse_threads(&o, err, errsize)) != BENCH_PARSE_RUN)
     return r;
   if (o.rw_arg != NULL && (r = parse_rw(&o, err, errsize)) != BENCH_PARSE_RUN)
     return r;
@@ -463,7 +527,8 @@ enum bench_parse_result bench_plan_parse(int argc, char **argv, struct bench_pla
     if (!found) {
       r = fail(err, errsize,
                "unknown workload or test '%s'; valid: rwsem spin counter "
-               "uncontended all, or a test name (fastlock-bench --list)", argv[i]);
+               "uncontended all, or a test name (fastlock-bench --list)",
+               argv[i]);
       goto out;
     }
   }

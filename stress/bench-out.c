@@ -24,8 +24,8 @@ const struct bench_run *bench_cell_median(const struct bench_cell *c)
   int i;
 
   for (i = 0; i < c->nruns; i++)
-    key[i] = sorted[i] = c->test->timed ? bench_run_rate(&c->runs[i])
-                                        : c->runs[i].ns_per_op;
+    key[i] = sorted[i] =
+        c->test->timed ? bench_run_rate(&c->runs[i]) : c->runs[i].ns_per_op;
   qsort(sorted, (size_t)c->nruns, sizeof sorted[0], cmp_double);
   mid = sorted[(c->nruns - 1) / 2];
   for (i = 0; i < c->nruns; i++)
@@ -44,7 +44,8 @@ int bench_cell_starved_runs(const struct bench_cell *c, int cls)
 }
 
 const struct bench_cell *bench_cell_reference(const struct bench_cell *cells,
-                                              size_t ncells, const struct bench_cell *c)
+                                              size_t ncells,
+                                              const struct bench_cell *c)
 {
   size_t i;
 
@@ -72,7 +73,8 @@ static const char *reference_name(enum bench_kind kind)
 
 static double ticks_to_ns(const struct fl_context *ctx, uint64_t ticks)
 {
-  return ctx->ticks_per_ns > 0 ? (double)ticks / ctx->ticks_per_ns : (double)ticks;
+  return ctx->ticks_per_ns > 0 ? (double)ticks / ctx->ticks_per_ns
+                               : (double)ticks;
 }
 
 /* Value with a K, M or G suffix, 3 significant digits or more.  */
@@ -127,26 +129,32 @@ static const char *section_title(const struct bench_test *t)
 static void print_method(FILE *out, const struct bench_plan *p,
                          const struct fl_context *ctx, const char *prefix)
 {
-  fprintf(out, "%smethod:     timed runs of %gs%s, each after an uncounted warm-up "
-          "(%gs: a quarter of the run, 0.02s to 0.1s); %d repetitions, implementations "
-          "interleaved, the median run reported; acquire latency timed with %s, "
-          "1 in %d at first and half as often each time 8192 samples fill up; "
-          "untimed loops of about %gs\n", prefix, p->duration,
-          p->original_durations ? " (rwsem tests: the 2001 thread's 10s, 50s for rwsem-xx)" : "",
-          bench_warmup_s(p->duration), p->reps, ctx->ticks_name, BENCH_SAMPLE_EVERY,
-          bench_loop_target(p));
+  fprintf(
+      out,
+      "%smethod:     timed runs of %gs%s, each after an uncounted warm-up "
+      "(%gs: a quarter of the run, 0.02s to 0.1s); %d repetitions, implementations "
+      "interleaved, the median run reported; acquire latency timed with %s, "
+      "1 in %d at first and half as often each time 8192 samples fill up; "
+      "untimed loops of about %gs\n",
+      prefix, p->duration,
+      p->original_durations
+          ? " (rwsem tests: the 2001 thread's 10s, 50s for rwsem-xx)"
+          : "",
+      bench_warmup_s(p->duration), p->reps, ctx->ticks_name, BENCH_SAMPLE_EVERY,
+      bench_loop_target(p));
 }
 
 void bench_print_table(FILE *out, const struct bench_plan *p,
-                       const struct fl_context *ctx, const struct bench_cell *cells,
-                       size_t ncells)
+                       const struct fl_context *ctx,
+                       const struct bench_cell *cells, size_t ncells)
 {
   const struct bench_test *last = NULL;
   int wt = 4, wi = 4, any_actual = 0;
   size_t i;
 
   for (i = 0; i < ncells; i++) {
-    int lt = (int)strlen(cells[i].test->name), li = (int)strlen(cells[i].impl->name);
+    int lt = (int)strlen(cells[i].test->name),
+        li = (int)strlen(cells[i].impl->name);
     wt = lt > wt ? lt : wt;
     wi = li > wi ? li : wi;
   }
@@ -165,14 +173,15 @@ void bench_print_table(FILE *out, const struct bench_plan *p,
     int cls, named;
 
     if (last == NULL || t->kind != last->kind || t->timed != last->timed) {
-      fprintf(out, "\n== %s; ref: %s\n", section_title(t), reference_name(t->kind));
+      fprintf(out, "\n== %s; ref: %s\n", section_title(t),
+              reference_name(t->kind));
       if (t->timed)
-        fprintf(out, "%-*s  %-*s  %-5s %4s %9s %8s %21s %7s %9s %9s %9s\n", wt, "test",
-                wi, "impl", "class", "thr", "ops/s", "vs ref", "per-thread min..max",
-                "starved", "lat p50", "p99", "max");
+        fprintf(out, "%-*s  %-*s  %-5s %4s %9s %8s %21s %7s %9s %9s %9s\n", wt,
+                "test", wi, "impl", "class", "thr", "ops/s", "vs ref",
+                "per-thread min..max", "starved", "lat p50", "p99", "max");
       else
-        fprintf(out, "%-*s  %-*s  %9s %10s %8s  %s\n", wt, "test", wi, "impl", "ns/op",
-                "ticks/op", "vs ref", "operation");
+        fprintf(out, "%-*s  %-*s  %9s %10s %8s  %s\n", wt, "test", wi, "impl",
+                "ns/op", "ticks/op", "vs ref", "operation");
     } else if (t != last && t->timed) {
       fprintf(out, "\n");
     }
@@ -180,10 +189,12 @@ void bench_print_table(FILE *out, const struct bench_plan *p,
       any_actual = 1;
 
     if (!t->timed) {
-      fprintf(out, "%-*s  %-*s  %9.2f %10.2f %8s  %s%s%s\n", wt, t != last ? t->name : "",
-              wi, c->impl->name, m->ns_per_op, m->ticks_per_op,
-              ratio(a, sizeof a, m->ns_per_op, rm != NULL ? rm->ns_per_op : 0), t->op,
-              m->actual != NULL ? ", ran as " : "", m->actual != NULL ? m->actual : "");
+      fprintf(out, "%-*s  %-*s  %9.2f %10.2f %8s  %s%s%s\n", wt,
+              t != last ? t->name : "", wi, c->impl->name, m->ns_per_op,
+              m->ticks_per_op,
+              ratio(a, sizeof a, m->ns_per_op, rm != NULL ? rm->ns_per_op : 0),
+              t->op, m->actual != NULL ? ", ran as " : "",
+              m->actual != NULL ? m->actual : "");
       last = t;
       continue;
     }
@@ -198,8 +209,8 @@ void bench_print_table(FILE *out, const struct bench_plan *p,
                si(a, sizeof a, (double)k->min / m->seconds),
                si(b, sizeof b, (double)k->max / m->seconds));
       if (k->threads > 1)
-        snprintf(starved, sizeof starved, "%d/%d", bench_cell_starved_runs(c, cls),
-                 c->nruns);
+        snprintf(starved, sizeof starved, "%d/%d",
+                 bench_cell_starved_runs(c, cls), c->nruns);
       else
         snprintf(starved, sizeof starved, "-");
       if (k->samples > 0) {
@@ -211,10 +222,10 @@ void bench_print_table(FILE *out, const struct bench_plan *p,
         strcpy(e, "-");
         strcpy(f, "-");
       }
-      fprintf(out, "%-*s  %-*s  %-5s %4d %9s %8s %21s %7s %9s %9s %9s%s%s\n", wt,
-              t != last ? t->name : "", wi, named++ == 0 ? c->impl->name : "",
-              bench_class_name(t->kind, cls), k->threads,
-              si(g, sizeof g, (double)k->ops / m->seconds),
+      fprintf(out, "%-*s  %-*s  %-5s %4d %9s %8s %21s %7s %9s %9s %9s%s%s\n",
+              wt, t != last ? t->name : "", wi,
+              named++ == 0 ? c->impl->name : "", bench_class_name(t->kind, cls),
+              k->threads, si(g, sizeof g, (double)k->ops / m->seconds),
               ratio(a, sizeof a, (double)k->ops / m->seconds,
                     rm != NULL ? (double)rm->cls[cls].ops / rm->seconds : 0),
               minmax, starved, d, e, f, m->actual != NULL ? "  ran as " : "",
@@ -222,32 +233,38 @@ void bench_print_table(FILE *out, const struct bench_plan *p,
       last = t;
     }
   }
-  fprintf(out,
-          "\nvs ref: the value divided by the reference implementation's in the\n"
-          "same test (ops/s: above 1 is faster; ns/op: below 1 is faster).\n"
-          "per-thread: each thread's own rate in the median run.  starved: runs in\n"
-          "which a thread of the class did less than half the work of the busiest\n"
-          "(max/2 > min).  lat: time to acquire (median, 99th percentile, largest\n"
-          "sampled).\n");
+  fprintf(
+      out,
+      "\nvs ref: the value divided by the reference implementation's in the\n"
+      "same test (ops/s: above 1 is faster; ns/op: below 1 is faster).\n"
+      "per-thread: each thread's own rate in the median run.  starved: runs in\n"
+      "which a thread of the class did less than half the work of the busiest\n"
+      "(max/2 > min).  lat: time to acquire (median, 99th percentile, largest\n"
+      "sampled).\n");
   if (any_actual)
-    fprintf(out, "ran as: the counter strategy the library actually used here.\n");
+    fprintf(out,
+            "ran as: the counter strategy the library actually used here.\n");
   if (ctx->online_cpus > 0)
-    fprintf(out, "This machine has %ld online CPUs: tests with more threads are "
+    fprintf(out,
+            "This machine has %ld online CPUs: tests with more threads are "
             "oversubscribed, and\ntheir fairness is partly the scheduler's.\n",
             ctx->online_cpus);
 }
 
 /* --- CSV.  Context and method as leading "# " lines.  */
-void bench_print_csv(FILE *out, const struct bench_plan *p, const struct fl_context *ctx,
+void bench_print_csv(FILE *out, const struct bench_plan *p,
+                     const struct fl_context *ctx,
                      const struct bench_cell *cells, size_t ncells)
 {
   size_t i;
 
   fl_context_print(out, ctx, "# ");
   print_method(out, p, ctx, "# ");
-  fprintf(out, "test,kind,impl,family,reference,class,threads,seconds,reps,ops,ops_per_s,"
-          "ratio,thread_min_ops_per_s,thread_max_ops_per_s,starved_reps,lat_samples,"
-          "lat_p50_ns,lat_p99_ns,lat_max_ns,iterations,ns_per_op,ticks_per_op,ran_as\n");
+  fprintf(
+      out,
+      "test,kind,impl,family,reference,class,threads,seconds,reps,ops,ops_per_s,"
+      "ratio,thread_min_ops_per_s,thread_max_ops_per_s,starved_reps,lat_samples,"
+      "lat_p50_ns,lat_p99_ns,lat_max_ns,iterations,ns_per_op,ticks_per_op,ran_as\n");
   for (i = 0; i < ncells; i++) {
     const struct bench_cell *c = &cells[i];
     const struct bench_test *t = c->test;
@@ -258,8 +275,9 @@ void bench_print_csv(FILE *out, const struct bench_plan *p, const struct fl_cont
     int cls;
 
     if (!t->timed) {
-      fprintf(out, "%s,%s,%s,%s,%s,,1,,%d,,,", t->name, bench_kind_name(t->kind),
-              c->impl->name, c->impl->family, reference_name(t->kind), c->nruns);
+      fprintf(out, "%s,%s,%s,%s,%s,,1,,%d,,,", t->name,
+              bench_kind_name(t->kind), c->impl->name, c->impl->family,
+              reference_name(t->kind), c->nruns);
       if (rm != NULL && rm->ns_per_op > 0)
         fprintf(out, "%.4f", m->ns_per_op / rm->ns_per_op);
       fprintf(out, ",,,,,,,,%ld,%.4f,%.4f,%s\n", m->iterations, m->ns_per_op,
@@ -273,15 +291,17 @@ void bench_print_csv(FILE *out, const struct bench_plan *p, const struct fl_cont
         continue;
       fprintf(out, "%s,%s,%s,%s,%s,%s,%d,%.6f,%d,%llu,%.1f,", t->name,
               bench_kind_name(t->kind), c->impl->name, c->impl->family,
-              reference_name(t->kind), bench_class_name(t->kind, cls), k->threads,
-              m->seconds, c->nruns, (unsigned long long)k->ops, rate);
+              reference_name(t->kind), bench_class_name(t->kind, cls),
+              k->threads, m->seconds, c->nruns, (unsigned long long)k->ops,
+              rate);
       if (rm != NULL && rm->cls[cls].ops > 0)
         fprintf(out, "%.4f", rate / ((double)rm->cls[cls].ops / rm->seconds));
       fprintf(out, ",%.1f,%.1f,%d,%zu,", (double)k->min / m->seconds,
-              (double)k->max / m->seconds, bench_cell_starved_runs(c, cls), k->samples);
+              (double)k->max / m->seconds, bench_cell_starved_runs(c, cls),
+              k->samples);
       if (k->samples > 0)
-        fprintf(out, "%.1f,%.1f,%.1f", ticks_to_ns(ctx, k->p50), ticks_to_ns(ctx, k->p99),
-                ticks_to_ns(ctx, k->pmax));
+        fprintf(out, "%.1f,%.1f,%.1f", ticks_to_ns(ctx, k->p50),
+                ticks_to_ns(ctx, k->p99), ticks_to_ns(ctx, k->pmax));
       else
         fprintf(out, ",,");
       fprintf(out, ",,,,%s\n", actual);
@@ -313,19 +333,24 @@ static void json_number_or_null(FILE *out, int have, double v)
     fprintf(out, "null");
 }
 
-void bench_print_json(FILE *out, const struct bench_plan *p, const struct fl_context *ctx,
+void bench_print_json(FILE *out, const struct bench_plan *p,
+                      const struct fl_context *ctx,
                       const struct bench_cell *cells, size_t ncells)
 {
   size_t i;
   int r;
 
-  fprintf(out, "{\n  \"tool\": \"fastlock-bench\",\n  \"format\": 1,\n  \"version\": ");
+  fprintf(
+      out,
+      "{\n  \"tool\": \"fastlock-bench\",\n  \"format\": 1,\n  \"version\": ");
   json_string(out, ctx->fastlock);
   fprintf(out, ",\n  \"context\": {\n    \"cpu\": ");
   json_string(out, ctx->cpu_model);
-  fprintf(out, ",\n    \"online_cpus\": %ld,\n    \"ticks\": ", ctx->online_cpus);
+  fprintf(out,
+          ",\n    \"online_cpus\": %ld,\n    \"ticks\": ", ctx->online_cpus);
   json_string(out, ctx->ticks_name);
-  fprintf(out, ",\n    \"ticks_per_ns\": %.6g,\n    \"kernel\": ", ctx->ticks_per_ns);
+  fprintf(out, ",\n    \"ticks_per_ns\": %.6g,\n    \"kernel\": ",
+          ctx->ticks_per_ns);
   json_string(out, ctx->kernel);
   fprintf(out, ",\n    \"libc\": ");
   json_string(out, ctx->libc);
@@ -333,13 +358,15 @@ void bench_print_json(FILE *out, const struct bench_plan *p, const struct fl_con
   json_string(out, ctx->compiler);
   fprintf(out, ",\n    \"config\": ");
   json_string(out, ctx->config);
-  fprintf(out, "\n  },\n  \"method\": {\n    \"duration_s\": %.6g,\n"
+  fprintf(out,
+          "\n  },\n  \"method\": {\n    \"duration_s\": %.6g,\n"
           "    \"warmup_s\": %.6g,\n"
           "    \"original_durations\": %s,\n    \"reps\": %d,\n"
           "    \"latency_sample_every\": %d,\n    \"loop_target_s\": %.6g\n"
-          "  },\n  \"results\": [", p->duration, bench_warmup_s(p->duration),
-          p->original_durations ? "true" : "false",
-          p->reps, BENCH_SAMPLE_EVERY, bench_loop_target(p));
+          "  },\n  \"results\": [",
+          p->duration, bench_warmup_s(p->duration),
+          p->original_durations ? "true" : "false", p->reps, BENCH_SAMPLE_EVERY,
+          bench_loop_target(p));
   for (i = 0; i < ncells; i++) {
     const struct bench_cell *c = &cells[i];
     const struct bench_test *t = c->test;
@@ -365,10 +392,14 @@ void bench_print_json(FILE *out, const struct bench_plan *p, const struct fl_con
     if (!t->timed) {
       fprintf(out, ", \"operation\": ");
       json_string(out, t->op);
-      fprintf(out, ", \"iterations\": %ld, \"ns_per_op\": %.6g, \"ticks_per_op\": %.6g, "
-              "\"ratio\": ", m->iterations, m->ns_per_op, m->ticks_per_op);
+      fprintf(
+          out,
+          ", \"iterations\": %ld, \"ns_per_op\": %.6g, \"ticks_per_op\": %.6g, "
+          "\"ratio\": ",
+          m->iterations, m->ns_per_op, m->ticks_per_op);
       have_ref = rm != NULL && rm->ns_per_op > 0;
-      json_number_or_null(out, have_ref, have_ref ? m->ns_per_op / rm->ns_per_op : 0);
+      json_number_or_null(out, have_ref,
+                          have_ref ? m->ns_per_op / rm->ns_per_op : 0);
       fprintf(out, ", \"runs_ns_per_op\": [");
       for (r = 0; r < c->nruns; r++)
         fprintf(out, "%s%.6g", r ? ", " : "", c->runs[r].ns_per_op);
@@ -385,21 +416,27 @@ void bench_print_json(FILE *out, const struct bench_plan *p, const struct fl_con
       if (t->threads[cls] == 0)
         continue;
       have_ref = rm != NULL && rm->cls[cls].ops > 0;
-      fprintf(out, "%s\n      {\"class\": \"%s\", \"threads\": %d, \"ops\": %llu, "
-              "\"ops_per_s\": %.6g, \"ratio\": ", first ? "" : ",",
-              bench_class_name(t->kind, cls), k->threads, (unsigned long long)k->ops,
-              rate);
+      fprintf(out,
+              "%s\n      {\"class\": \"%s\", \"threads\": %d, \"ops\": %llu, "
+              "\"ops_per_s\": %.6g, \"ratio\": ",
+              first ? "" : ",", bench_class_name(t->kind, cls), k->threads,
+              (unsigned long long)k->ops, rate);
       first = 0;
-      json_number_or_null(out, have_ref,
-                          have_ref ? rate / ((double)rm->cls[cls].ops / rm->seconds) : 0);
-      fprintf(out, ", \"thread_min_ops_per_s\": %.6g, \"thread_max_ops_per_s\": %.6g, "
-              "\"starved\": %s, \"starved_reps\": %d, \"latency_ns\": ",
-              (double)k->min / m->seconds, (double)k->max / m->seconds,
-              k->starved ? "true" : "false", bench_cell_starved_runs(c, cls));
+      json_number_or_null(
+          out, have_ref,
+          have_ref ? rate / ((double)rm->cls[cls].ops / rm->seconds) : 0);
+      fprintf(
+          out,
+          ", \"thread_min_ops_per_s\": %.6g, \"thread_max_ops_per_s\": %.6g, "
+          "\"starved\": %s, \"starved_reps\": %d, \"latency_ns\": ",
+          (double)k->min / m->seconds, (double)k->max / m->seconds,
+          k->starved ? "true" : "false", bench_cell_starved_runs(c, cls));
       if (k->samples > 0)
-        fprintf(out, "{\"samples\": %zu, \"p50\": %.6g, \"p99\": %.6g, \"max\": %.6g}}",
-                k->samples, ticks_to_ns(ctx, k->p50), ticks_to_ns(ctx, k->p99),
-                ticks_to_ns(ctx, k->pmax));
+        fprintf(
+            out,
+            "{\"samples\": %zu, \"p50\": %.6g, \"p99\": %.6g, \"max\": %.6g}}",
+            k->samples, ticks_to_ns(ctx, k->p50), ticks_to_ns(ctx, k->p99),
+            ticks_to_ns(ctx, k->pmax));
       else
         fprintf(out, "null}");
     }
@@ -426,8 +463,8 @@ static int first_timed(const struct bench_cell *cells, size_t i)
   return 1;
 }
 
-static int write_matrix(const char *path, const struct bench_cell *cells, size_t ncells,
-                        int fairness)
+static int write_matrix(const char *path, const struct bench_cell *cells,
+                        size_t ncells, int fairness)
 {
   FILE *f = fopen(path, "w");
   size_t i;
@@ -463,8 +500,8 @@ static int write_matrix(const char *path, const struct bench_cell *cells, size_t
           double worst = 1;
           int cls;
           for (cls = 0; cls < 2; cls++)
-            if (r->cls[cls].threads > 0 && r->cls[cls].max > 0 &&
-                (double)r->cls[cls].min / (double)r->cls[cls].max < worst)
+            if (r->cls[cls].threads > 0 && r->cls[cls].max > 0
+                && (double)r->cls[cls].min / (double)r->cls[cls].max < worst)
               worst = (double)r->cls[cls].min / (double)r->cls[cls].max;
           fprintf(f, "\t%.4f", worst);
         }
@@ -492,7 +529,8 @@ int bench_plot(const struct bench_plan *p, const struct fl_context *ctx,
 {
   char dir[] = "/tmp/fastlock-bench-XXXXXX", rates[64], fair[64], script[64];
   size_t len = strlen(p->plot), i, nimpl = 0;
-  int png = len >= 4 && strcmp(p->plot + len - 4, ".png") == 0, rc = -1, status = 0;
+  int png = len >= 4 && strcmp(p->plot + len - 4, ".png") == 0, rc = -1,
+      status = 0;
   char title[512];
   FILE *f;
   pid_t pid;
@@ -500,7 +538,8 @@ int bench_plot(const struct bench_plan *p, const struct fl_context *ctx,
   for (i = 0; i < ncells; i++)
     nimpl += first_timed(cells, i);
   if (nimpl == 0) {
-    fprintf(stderr, "fastlock-bench: --plot: no timed test ran, nothing to draw\n");
+    fprintf(stderr,
+            "fastlock-bench: --plot: no timed test ran, nothing to draw\n");
     return -1;
   }
   if (mkdtemp(dir) == NULL) {
@@ -510,8 +549,9 @@ int bench_plot(const struct bench_plan *p, const struct fl_context *ctx,
   snprintf(rates, sizeof rates, "%s/rates", dir);
   snprintf(fair, sizeof fair, "%s/fairness", dir);
   snprintf(script, sizeof script, "%s/plot.gp", dir);
-  if (write_matrix(rates, cells, ncells, 0) != 0 ||
-      write_matrix(fair, cells, ncells, 1) != 0 || (f = fopen(script, "w")) == NULL) {
+  if (write_matrix(rates, cells, ncells, 0) != 0
+      || write_matrix(fair, cells, ncells, 1) != 0
+      || (f = fopen(script, "w")) == NULL) {
     fprintf(stderr, "fastlock-bench: --plot: cannot write in %s: %s\n", dir,
             strerror(errno));
     goto out;
@@ -520,22 +560,26 @@ int bench_plot(const struct bench_plan *p, const struct fl_context *ctx,
           png ? "pngcairo" : "svg");
   fprintf(f, "set output ");
   gp_quoted(f, p->plot);
-  snprintf(title, sizeof title, "fastlock-bench: %s, %ld CPUs, %s", ctx->cpu_model,
-           ctx->online_cpus, ctx->config);
-  fprintf(f, "\n"
-          "set datafile separator '\\t'\nset datafile missing '-'\n"
-          "set style data histograms\nset style histogram clustered gap 1\n"
-          "set style fill solid 0.8 border -1\nset key outside right top vertical\n"
-          "set xtics rotate by -30 scale 0\nset grid ytics\n"
-          "set multiplot layout 2,1 title ");
+  snprintf(title, sizeof title, "fastlock-bench: %s, %ld CPUs, %s",
+           ctx->cpu_model, ctx->online_cpus, ctx->config);
+  fprintf(
+      f,
+      "\n"
+      "set datafile separator '\\t'\nset datafile missing '-'\n"
+      "set style data histograms\nset style histogram clustered gap 1\n"
+      "set style fill solid 0.8 border -1\nset key outside right top vertical\n"
+      "set xtics rotate by -30 scale 0\nset grid ytics\n"
+      "set multiplot layout 2,1 title ");
   gp_quoted(f, title);
   fprintf(f, "\n");
-  fprintf(f, "set logscale y\nset ylabel 'operations per second (median run)'\n"
+  fprintf(f,
+          "set logscale y\nset ylabel 'operations per second (median run)'\n"
           "plot for [i=2:%zu] '%s' using i:xtic(1) title columnheader(i)\n"
           "unset logscale y\nset yrange [0:1.05]\n"
           "set ylabel 'fairness: slowest thread / fastest (worst class)'\n"
           "plot for [i=2:%zu] '%s' using i:xtic(1) title columnheader(i)\n"
-          "unset multiplot\n", nimpl + 1, rates, nimpl + 1, fair);
+          "unset multiplot\n",
+          nimpl + 1, rates, nimpl + 1, fair);
   if (fclose(f) != 0) {
     fprintf(stderr, "fastlock-bench: --plot: cannot write %s\n", script);
     goto out;
@@ -544,14 +588,17 @@ int bench_plot(const struct bench_plan *p, const struct fl_context *ctx,
   pid = fork();
   if (pid == 0) {
     execlp("gnuplot", "gnuplot", script, (char *)NULL);
-    fprintf(stderr, "fastlock-bench: --plot: cannot run gnuplot: %s (Debian: apt-get "
-            "install gnuplot-nox)\n", strerror(errno));
+    fprintf(stderr,
+            "fastlock-bench: --plot: cannot run gnuplot: %s (Debian: apt-get "
+            "install gnuplot-nox)\n",
+            strerror(errno));
     _exit(127);
   }
-  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-      WEXITSTATUS(status) != 0) {
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)
+      || WEXITSTATUS(status) != 0) {
     if (pid > 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 127))
-      fprintf(stderr, "fastlock-bench: --plot: gnuplot failed drawing %s\n", p->plot);
+      fprintf(stderr, "fastlock-bench: --plot: gnuplot failed drawing %s\n",
+              p->plot);
     goto out;
   }
   rc = 0;

@@ -17,9 +17,9 @@
 # include <ck_md.h>
 # if defined(CK_MD_TSO) && !(defined(__x86_64__) || defined(__i386__))
 #  define BENCH_CK 0
-#  define BENCH_NO_CK                                                       \
-  "the Concurrency Kit headers found are configured for a TSO machine, "    \
-  "not for this target"
+#  define BENCH_NO_CK                                                          \
+   "the Concurrency Kit headers found are configured for a TSO machine, "      \
+   "not for this target"
 # else
 #  define BENCH_CK 1
 #  include <ck_rwlock.h>
@@ -27,7 +27,7 @@
 # endif
 #else
 # define BENCH_CK 0
-# define BENCH_NO_CK                                                        \
+# define BENCH_NO_CK                                                           \
   "Concurrency Kit's headers were not found by configure (Debian: libck-dev)"
 #endif
 
@@ -44,7 +44,8 @@ static int glibc_rwlock_writer_init(void *obj)
   int rc;
 
   pthread_rwlockattr_init(&a);
-  rc = pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+  rc = pthread_rwlockattr_setkind_np(
+      &a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   if (rc == 0)
     rc = pthread_rwlock_init(obj, &a);
   pthread_rwlockattr_destroy(&a);
@@ -130,9 +131,8 @@ static inline int64_t mutex_read(struct mutex_counter *c)
   return v;
 }
 
-BENCH_COUNTER_LOOPS(mutex_counter, struct mutex_counter,
-                    mutex_add(obj, 1), mutex_read(obj),
-                    mutex_read(obj))
+BENCH_COUNTER_LOOPS(mutex_counter, struct mutex_counter, mutex_add(obj, 1),
+                    mutex_read(obj), mutex_read(obj))
 
 static int zero_init(void *obj)
 {
@@ -164,11 +164,11 @@ static const char *no_atomic64(void)
 
 static __thread int64_t tls_value;
 
-#define TLS_INCREMENT                                                       \
-  do {                                                                      \
-    tls_value++;                                                            \
-    __asm__ __volatile__("" : : : "memory");                                \
-  } while (0)
+#define TLS_INCREMENT                                                          \
+ do {                                                                          \
+  tls_value++;                                                                 \
+  __asm__ __volatile__("" : : : "memory");                                     \
+ } while (0)
 
 /* No read or sum: nothing can add up the other threads' variables.  */
 BENCH_TIMED_OPS(tls_counter_adder, int64_t, TLS_INCREMENT)
@@ -224,53 +224,81 @@ static const char *no_ck(void)
 
 const struct bench_impl bench_peer_impls[] = {
   BENCH_RWSEM_ENTRY(glibc_rwlock, "glibc-rwlock", "glibc",
-                    "pthread_rwlock_t, default kind (prefers readers)", 1,
-                    NULL, pthread_rwlock_t, glibc_rwlock_init,
-                    glibc_rwlock_destroy)
-  BENCH_RWSEM_ENTRY(glibc_rwlock, "glibc-rwlock-pw", "glibc",
-                    "pthread_rwlock_t, PREFER_WRITER_NONRECURSIVE_NP", 0,
-                    NULL, pthread_rwlock_t, glibc_rwlock_writer_init,
-                    glibc_rwlock_destroy)
+                    "pthread_rwlock_t, default kind (prefers readers)", 1, NULL,
+                    pthread_rwlock_t, glibc_rwlock_init, glibc_rwlock_destroy)
+      BENCH_RWSEM_ENTRY(glibc_rwlock, "glibc-rwlock-pw", "glibc",
+                        "pthread_rwlock_t, PREFER_WRITER_NONRECURSIVE_NP", 0,
+                        NULL, pthread_rwlock_t, glibc_rwlock_writer_init,
+                        glibc_rwlock_destroy)
 #if BENCH_CK
-  BENCH_RWSEM_ENTRY(ck_rw, "ck-rwlock", "ck", "ck_rwlock_t", 0, NULL,
-                    ck_rwlock_t, ck_rwlock_bench_init, nothing_to_destroy)
+          BENCH_RWSEM_ENTRY(ck_rw, "ck-rwlock", "ck", "ck_rwlock_t", 0, NULL,
+                            ck_rwlock_t, ck_rwlock_bench_init,
+                            nothing_to_destroy)
 #else
-  BENCH_MISSING_ENTRY("ck-rwlock", "ck", "ck_rwlock_t", BENCH_RWSEM, no_ck)
+          BENCH_MISSING_ENTRY("ck-rwlock", "ck", "ck_rwlock_t", BENCH_RWSEM,
+                              no_ck)
 #endif
-  BENCH_SPIN_ENTRY(glibc_spin, "glibc-spin", "glibc", "pthread_spinlock_t",
-                   1, NULL, pthread_spinlock_t, glibc_spin_init,
-                   glibc_spin_destroy)
-  BENCH_SPIN_ENTRY(glibc_mutex, "glibc-mutex", "glibc",
-                   "pthread_mutex_t, default kind", 0, NULL, pthread_mutex_t,
-                   glibc_mutex_init, glibc_mutex_destroy)
+              BENCH_SPIN_ENTRY(
+                  glibc_spin, "glibc-spin", "glibc", "pthread_spinlock_t", 1,
+                  NULL, pthread_spinlock_t, glibc_spin_init, glibc_spin_destroy)
+                  BENCH_SPIN_ENTRY(glibc_mutex, "glibc-mutex", "glibc",
+                                   "pthread_mutex_t, default kind", 0, NULL,
+                                   pthread_mutex_t, glibc_mutex_init,
+                                   glibc_mutex_destroy)
 #if BENCH_CK
-  BENCH_SPIN_ENTRY(ck_fas, "ck-fas", "ck", "ck_spinlock_fas_t (fetch-and-store)",
-                   0, NULL, ck_spinlock_fas_t, ck_fas_init, nothing_to_destroy)
-  BENCH_SPIN_ENTRY(ck_ticket, "ck-ticket", "ck", "ck_spinlock_ticket_t", 0,
-                   NULL, ck_spinlock_ticket_t, ck_ticket_init,
-                   nothing_to_destroy)
-  BENCH_SPIN_ENTRY(ck_mcs, "ck-mcs", "ck", "ck_spinlock_mcs_t (MCS queue)", 0,
-                   NULL, ck_spinlock_mcs_t, ck_mcs_init, nothing_to_destroy)
+                      BENCH_SPIN_ENTRY(ck_fas, "ck-fas", "ck",
+                                       "ck_spinlock_fas_t (fetch-and-store)", 0,
+                                       NULL, ck_spinlock_fas_t, ck_fas_init,
+                                       nothing_to_destroy)
+                          BENCH_SPIN_ENTRY(ck_ticket, "ck-ticket", "ck",
+                                           "ck_spinlock_ticket_t", 0, NULL,
+                                           ck_spinlock_ticket_t, ck_ticket_init,
+                                           nothing_to_destroy)
+                              BENCH_SPIN_ENTRY(ck_mcs, "ck-mcs", "ck",
+                                               "ck_spinlock_mcs_t (MCS queue)",
+                                               0, NULL, ck_spinlock_mcs_t,
+                                               ck_mcs_init, nothing_to_destroy)
 #else
-  BENCH_MISSING_ENTRY("ck-fas", "ck", "ck_spinlock_fas_t", BENCH_SPIN, no_ck)
-  BENCH_MISSING_ENTRY("ck-ticket", "ck", "ck_spinlock_ticket_t", BENCH_SPIN, no_ck)
-  BENCH_MISSING_ENTRY("ck-mcs", "ck", "ck_spinlock_mcs_t", BENCH_SPIN, no_ck)
+                      BENCH_MISSING_ENTRY(
+                          "ck-fas", "ck", "ck_spinlock_fas_t", BENCH_SPIN,
+                          no_ck) BENCH_MISSING_ENTRY("ck-ticket", "ck",
+                                                     "ck_spinlock_ticket_t",
+                                                     BENCH_SPIN, no_ck)
+                          BENCH_MISSING_ENTRY("ck-mcs", "ck",
+                                              "ck_spinlock_mcs_t", BENCH_SPIN,
+                                              no_ck)
 #endif
 #if BENCH_ATOMIC64
-  BENCH_COUNTER_ENTRY(atomic_counter, "atomic", "baseline",
-                      "one shared int64_t, __atomic_fetch_add", 1, NULL,
-                      int64_t, zero_init, nothing_to_destroy, NULL)
+                                  BENCH_COUNTER_ENTRY(
+                                      atomic_counter, "atomic", "baseline",
+                                      "one shared int64_t, __atomic_fetch_add",
+                                      1, NULL, int64_t, zero_init,
+                                      nothing_to_destroy, NULL)
 #else
-  BENCH_MISSING_ENTRY("atomic", "baseline", "one shared int64_t, __atomic_fetch_add",
-                      BENCH_COUNTER, no_atomic64)
+                              BENCH_MISSING_ENTRY(
+                                  "atomic", "baseline",
+                                  "one shared int64_t, __atomic_fetch_add",
+                                  BENCH_COUNTER, no_atomic64)
 #endif
-  BENCH_COUNTER_ENTRY(mutex_counter, "glibc-mutex-counter", "glibc",
-                      "int64_t behind a pthread_mutex_t", 0, NULL,
-                      struct mutex_counter, mutex_counter_init,
-                      mutex_counter_destroy, NULL)
-  { "tls-plain", "baseline", "plain increment of a thread-local int64_t "
-    "(the floor; cannot be read as a total)", BENCH_COUNTER, 0,
-    sizeof(int64_t), NULL, zero_init, nothing_to_destroy,
-    { tls_counter_adder, NULL }, { tls_counter_add, NULL, NULL }, NULL },
+                                      BENCH_COUNTER_ENTRY(
+                                          mutex_counter, "glibc-mutex-counter",
+                                          "glibc",
+                                          "int64_t behind a pthread_mutex_t", 0,
+                                          NULL, struct mutex_counter,
+                                          mutex_counter_init,
+                                          mutex_counter_destroy, NULL){
+                                          "tls-plain",
+                                          "baseline",
+                                          "plain increment of a thread-local int64_t "
+                                          "(the floor; cannot be read as a total)",
+                                          BENCH_COUNTER,
+                                          0,
+                                          sizeof(int64_t),
+                                          NULL,
+                                          zero_init,
+                                          nothing_to_destroy,
+                                          { tls_counter_adder, NULL },
+                                          { tls_counter_add, NULL, NULL },
+                                          NULL },
   { .name = NULL },
 };

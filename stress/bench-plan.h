@@ -24,34 +24,34 @@ enum bench_format { BENCH_FORMAT_TABLE, BENCH_FORMAT_CSV, BENCH_FORMAT_JSON };
 
 struct bench_test {
   char name[40];
-  const char *workload;      /* the table it prints in */
+  const char *workload; /* the table it prints in */
   enum bench_kind kind;
-  int timed;                 /* 1: threads for a duration; 0: a timed loop */
-  int loop;                  /* untimed: which of impl->loop */
-  const char *op;            /* untimed: what one operation is */
-  int threads[2];            /* timed: threads per class */
-  double seconds;            /* timed: length of one run */
+  int timed;      /* 1: threads for a duration; 0: a timed loop */
+  int loop;       /* untimed: which of impl->loop */
+  const char *op; /* untimed: what one operation is */
+  int threads[2]; /* timed: threads per class */
+  double seconds; /* timed: length of one run */
 };
 
 struct bench_plan {
   struct bench_test *tests;
   size_t ntests;
-  const struct bench_impl **impls;   /* selected, in table order */
+  const struct bench_impl **impls; /* selected, in table order */
   size_t nimpls;
   double duration;
   int reps;
   int original_durations;
   enum bench_format format;
-  const char *plot;          /* .svg or .png file, or NULL */
+  const char *plot; /* .svg or .png file, or NULL */
   int quiet;
 };
 
 enum bench_parse_result {
-  BENCH_PARSE_RUN,           /* run the plan */
-  BENCH_PARSE_HELP,          /* --help */
-  BENCH_PARSE_LIST,          /* --list */
-  BENCH_PARSE_VERSION,       /* --version */
-  BENCH_PARSE_ERROR,         /* err holds one line saying what is valid */
+  BENCH_PARSE_RUN,     /* run the plan */
+  BENCH_PARSE_HELP,    /* --help */
+  BENCH_PARSE_LIST,    /* --list */
+  BENCH_PARSE_VERSION, /* --version */
+  BENCH_PARSE_ERROR,   /* err holds one line saying what is valid */
 };
 
 /* Make argv into p (free it with bench_plan_free, whatever the result).
@@ -63,7 +63,8 @@ enum bench_parse_result bench_plan_parse(int argc, char **argv,
 void bench_plan_free(struct bench_plan *p);
 
 /* Whether impl has what test runs.  */
-int bench_impl_runs(const struct bench_impl *impl, const struct bench_test *test);
+int bench_impl_runs(const struct bench_impl *impl,
+                    const struct bench_test *test);
 
 /* The usage text for --help.  */
 void bench_usage(FILE *out);
@@ -71,19 +72,19 @@ void bench_usage(FILE *out);
 /* One run (repetition) of one implementation in one test.  */
 struct bench_class_run {
   int threads;
-  uint64_t ops;              /* all threads of the class */
-  uint64_t min, max;         /* per thread */
-  int starved;               /* max / 2 > min */
-  size_t samples;            /* acquisitions timed */
-  uint64_t p50, p99, pmax;   /* acquire latency, fl_cycles ticks */
+  uint64_t ops;            /* all threads of the class */
+  uint64_t min, max;       /* per thread */
+  int starved;             /* max / 2 > min */
+  size_t samples;          /* acquisitions timed */
+  uint64_t p50, p99, pmax; /* acquire latency, fl_cycles ticks */
 };
 
 struct bench_run {
-  double seconds;            /* timed: how long the threads ran */
+  double seconds; /* timed: how long the threads ran */
   struct bench_class_run cls[2];
-  long iterations;           /* untimed: calls timed */
+  long iterations; /* untimed: calls timed */
   double ns_per_op, ticks_per_op;
-  const char *actual;        /* impl->actual's answer, or NULL */
+  const char *actual; /* impl->actual's answer, or NULL */
 };
 
 /* Total operations per second of a timed run.  */
@@ -101,11 +102,12 @@ static inline double bench_quarter(double seconds, double lo, double hi)
 /* The warm-up before a timed run of seconds: a quarter of it, at least
  * 20 ms and at most 100 ms.  */
 double bench_warmup_s(double seconds);
-void bench_run_timed(const struct bench_impl *impl, const struct bench_test *test,
-                     struct bench_run *out);
+void bench_run_timed(const struct bench_impl *impl,
+                     const struct bench_test *test, struct bench_run *out);
 /* *iterations 0: find a count that takes about target_s, and keep it. */
-void bench_run_loop(const struct bench_impl *impl, const struct bench_test *test,
-                    long *iterations, double target_s, struct bench_run *out);
+void bench_run_loop(const struct bench_impl *impl,
+                    const struct bench_test *test, long *iterations,
+                    double target_s, struct bench_run *out);
 
 /* The repetitions of one implementation in one test.  */
 struct bench_cell {
@@ -113,7 +115,7 @@ struct bench_cell {
   const struct bench_impl *impl;
   struct bench_run *runs;
   int nruns;
-  long iterations;           /* untimed: found by the first run */
+  long iterations; /* untimed: found by the first run */
 };
 
 /* The run a cell reports: the median by total rate (timed) or by time

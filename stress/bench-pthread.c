@@ -60,10 +60,19 @@ struct impl {
 };
 
 static const struct impl glibc = {
-  "glibc", pthread_mutex_init, pthread_mutex_lock, pthread_mutex_unlock,
-  pthread_cond_init, pthread_cond_wait, pthread_cond_signal,
-  sem_init, sem_wait, sem_post,
-  pthread_rwlock_init, pthread_rwlock_rdlock, pthread_rwlock_wrlock,
+  "glibc",
+  pthread_mutex_init,
+  pthread_mutex_lock,
+  pthread_mutex_unlock,
+  pthread_cond_init,
+  pthread_cond_wait,
+  pthread_cond_signal,
+  sem_init,
+  sem_wait,
+  sem_post,
+  pthread_rwlock_init,
+  pthread_rwlock_rdlock,
+  pthread_rwlock_wrlock,
   pthread_rwlock_unlock,
 };
 
@@ -77,7 +86,8 @@ static void *must_sym(void *lib, const char *name)
   return p;
 }
 
-#define SYM(field, name) __builtin_memcpy(&d->field, &(void *){ must_sym(lib, name) }, sizeof(void *))
+#define SYM(field, name)                                                       \
+ __builtin_memcpy(&d->field, &(void *){ must_sym(lib, name) }, sizeof(void *))
 
 static void load_dropin(struct impl *d, const char *path)
 {
@@ -193,7 +203,8 @@ static double timed_threads(struct shared *g, int n, void *(*fn)(void *),
       mx = w[i].ops;
   }
   if (note != NULL)
-    sprintf(note, "per-thread min/max %ld/%ld%s", mn, mx, mx / 2 > mn ? " STARVED" : "");
+    sprintf(note, "per-thread min/max %ld/%ld%s", mn, mx,
+            mx / 2 > mn ? " STARVED" : "");
   return total / secs;
 }
 
@@ -213,8 +224,14 @@ static double mutex_threads(const struct impl *im, int n, char *note)
   return r;
 }
 
-static double mutex_2t(const struct impl *im, char *note) { return mutex_threads(im, 2, note); }
-static double mutex_4t(const struct impl *im, char *note) { return mutex_threads(im, 4, note); }
+static double mutex_2t(const struct impl *im, char *note)
+{
+  return mutex_threads(im, 2, note);
+}
+static double mutex_4t(const struct impl *im, char *note)
+{
+  return mutex_threads(im, 4, note);
+}
 
 static void *cond_player(void *p)
 {
@@ -251,7 +268,7 @@ static void *cond_producer(void *p)
   for (i = 0; i < g->n; i++) {
     g->im->mutex_lock(&g->m);
     while (g->count == 16)
-      g->im->cond_wait(&g->c[0], &g->m);        /* not full */
+      g->im->cond_wait(&g->c[0], &g->m); /* not full */
     g->buf[g->head] = (int)i;
     g->head = (g->head + 1) % 16;
     g->count++;
@@ -268,7 +285,7 @@ static void *cond_consumer(void *p)
   for (i = 0; i < g->n; i++) {
     g->im->mutex_lock(&g->m);
     while (g->count == 0)
-      g->im->cond_wait(&g->c[1], &g->m);        /* not empty */
+      g->im->cond_wait(&g->c[1], &g->m); /* not empty */
     g->counter += g->buf[g->tail];
     g->tail = (g->tail + 1) % 16;
     g->count--;
@@ -283,10 +300,10 @@ static void *sem_producer(void *p)
   struct shared *g = ((struct worker *)p)->g;
   long i;
   for (i = 0; i < g->n; i++) {
-    g->im->sem_wait(&g->s[0]);                  /* free slots */
+    g->im->sem_wait(&g->s[0]); /* free slots */
     g->buf[g->head] = (int)i;
     g->head = (g->head + 1) % 16;
-    g->im->sem_post(&g->s[1]);                  /* full slots */
+    g->im->sem_post(&g->s[1]); /* full slots */
   }
   return NULL;
 }
@@ -305,8 +322,9 @@ static void *sem_consumer(void *p)
 }
 
 /* Two threads, n rounds each of a or b; returns rounds per second.  */
-static double pair(const struct impl *im, void *(*a)(void *), void *(*b)(void *),
-                   unsigned s0, unsigned s1, long n, char *note)
+static double pair(const struct impl *im, void *(*a)(void *),
+                   void *(*b)(void *), unsigned s0, unsigned s1, long n,
+                   char *note)
 {
   struct shared *g = calloc(1, sizeof *g);
   struct worker w[2];
@@ -331,7 +349,8 @@ static double pair(const struct impl *im, void *(*a)(void *), void *(*b)(void *)
   pthread_join(t[1], NULL);
   r = (double)n / since(t0);
   if (note != NULL && (a == cond_producer || a == sem_producer))
-    sprintf(note, "%s", g->counter == expect ? "all items arrived" : "ITEMS LOST");
+    sprintf(note, "%s",
+            g->counter == expect ? "all items arrived" : "ITEMS LOST");
   free(g);
   return r;
 }
@@ -379,12 +398,13 @@ static const struct rw_row {
   const char *name;
   int readers, writers;
 } rw_rows[] = {
-  { "rwsem-r1", 1, 0 }, { "rwsem-r2", 2, 0 }, { "rwsem-ro", 4, 0 },
-  { "rwsem-w1", 0, 1 }, { "rwsem-wo", 0, 4 }, { "rwsem-rw", 4, 2 },
+  { "rwsem-r1", 1, 0 },    { "rwsem-r2", 2, 0 },   { "rwsem-ro", 4, 0 },
+  { "rwsem-w1", 0, 1 },    { "rwsem-wo", 0, 4 },   { "rwsem-rw", 4, 2 },
   { "rwsem-worm", 30, 1 }, { "rwsem-xx", 30, 15 },
 };
 
-static double rw_run(const struct impl *im, const struct rw_row *row, char *note)
+static double rw_run(const struct impl *im, const struct rw_row *row,
+                     char *note)
 {
   struct shared *g = calloc(1, sizeof *g);
   struct worker w[64];
@@ -409,10 +429,12 @@ static double rw_run(const struct impl *im, const struct rw_row *row, char *note
       rmax = o > rmax ? o : rmax;
     }
   }
-  sprintf(note, "R %ld (min/max %ld/%ld) W %ld (min/max %ld/%ld)%s",
-          rsum, rmin < 0 ? 0 : rmin, rmax, wsum, wmin < 0 ? 0 : wmin, wmax,
+  sprintf(note, "R %ld (min/max %ld/%ld) W %ld (min/max %ld/%ld)%s", rsum,
+          rmin < 0 ? 0 : rmin, rmax, wsum, wmin < 0 ? 0 : wmin, wmax,
           (row->readers > 0 && (rmax / 2 > rmin || rmin == 0))
-          || (row->writers > 0 && (wmax / 2 > wmin || wmin == 0)) ? " STARVED" : "");
+                  || (row->writers > 0 && (wmax / 2 > wmin || wmin == 0))
+              ? " STARVED"
+              : "");
   free(g);
   return r;
 }
@@ -446,11 +468,14 @@ static void *nothing(void *p)
 
 int main(int argc, char **argv)
 {
-  static const struct { const char *name; workload_fn fn; } rows[] = {
-    { "mutex-pair-1t", mutex_pair }, { "mutex-pair", mutex_pair }, { "mutex-2t", mutex_2t },
-    { "mutex-4t", mutex_4t }, { "cond-pingpong", cond_pingpong },
-    { "sem-pingpong", sem_pingpong }, { "prodcons-cond", prodcons_cond },
-    { "prodcons-sem", prodcons_sem },
+  static const struct {
+    const char *name;
+    workload_fn fn;
+  } rows[] = {
+    { "mutex-pair-1t", mutex_pair },    { "mutex-pair", mutex_pair },
+    { "mutex-2t", mutex_2t },           { "mutex-4t", mutex_4t },
+    { "cond-pingpong", cond_pingpong }, { "sem-pingpong", sem_pingpong },
+    { "prodcons-cond", prodcons_cond }, { "prodcons-sem", prodcons_sem },
   };
   const char *lib = "libfastlock-pthread.so.0";
   struct impl dropin;
@@ -466,7 +491,9 @@ int main(int argc, char **argv)
     else if (strcmp(argv[i], "--duration") == 0 && i + 1 < argc)
       duration_s = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: fastlock-bench-pthread [--lib PATH] [--reps N] [--duration S]\n");
+      fprintf(
+          stderr,
+          "usage: fastlock-bench-pthread [--lib PATH] [--reps N] [--duration S]\n");
       return 2;
     }
   }
@@ -474,16 +501,20 @@ int main(int argc, char **argv)
     reps = 3;
   if (dladdr((void *)pthread_mutex_lock, &info) != 0
       && strstr(info.dli_fname, "fastlock") != NULL) {
-    fprintf(stderr, "fastlock-bench-pthread: glibc's pthread_mutex_lock is "
-            "interposed (%s): run it without LD_PRELOAD\n", info.dli_fname);
+    fprintf(stderr,
+            "fastlock-bench-pthread: glibc's pthread_mutex_lock is "
+            "interposed (%s): run it without LD_PRELOAD\n",
+            info.dli_fname);
     return 2;
   }
   load_dropin(&dropin, lib);
   fl_context_probe(&ctx);
   fl_context_print(stdout, &ctx, "# ");
   printf("# %d repetitions, interleaved, median; ratio = fastlock/glibc "
-         "(throughput: > 1 is faster)\n", reps);
-  printf("%-16s %14s %14s %7s\n", "test", "glibc op/s", "fastlock op/s", "ratio");
+         "(throughput: > 1 is faster)\n",
+         reps);
+  printf("%-16s %14s %14s %7s\n", "test", "glibc op/s", "fastlock op/s",
+         "ratio");
   for (k = 0; k < (int)(sizeof rows / sizeof rows[0]); k++) {
     double g[REPS_MAX], f[REPS_MAX];
     char gnote[160] = "", fnote[160] = "";

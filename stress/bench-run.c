@@ -38,7 +38,8 @@ void bench_thin_samples(struct bench_thread *t)
 
 double bench_run_rate(const struct bench_run *r)
 {
-  return r->seconds > 0 ? (double)(r->cls[0].ops + r->cls[1].ops) / r->seconds : 0.0;
+  return r->seconds > 0 ? (double)(r->cls[0].ops + r->cls[1].ops) / r->seconds
+                        : 0.0;
 }
 
 static void *xaligned(size_t size)
@@ -60,14 +61,15 @@ static void *new_object(const struct bench_impl *impl)
   int rc = impl->init(obj);
 
   if (rc != 0) {
-    fprintf(stderr, "fastlock-bench: %s: init failed: %s\n", impl->name, strerror(rc));
+    fprintf(stderr, "fastlock-bench: %s: init failed: %s\n", impl->name,
+            strerror(rc));
     exit(1);
   }
   return obj;
 }
 
 struct worker {
-  struct bench_thread t;       /* first: aligned, written by its thread */
+  struct bench_thread t; /* first: aligned, written by its thread */
   const struct bench_impl *impl;
   void *obj;
   int cls;
@@ -96,7 +98,8 @@ static int cmp_weighted(const void *a, const void *b)
 }
 
 /* Per-thread spread, starvation and latency percentiles of class cls.  */
-static void class_stats(struct worker *w, int n, int cls, struct bench_class_run *c)
+static void class_stats(struct worker *w, int n, int cls,
+                        struct bench_class_run *c)
 {
   struct weighted *all;
   uint64_t total_weight = 0, cum = 0;
@@ -161,12 +164,13 @@ static void sleep_ns(int64_t ns)
 {
   struct timespec deadline = fl_deadline_after_ns(CLOCK_MONOTONIC, ns);
 
-  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR)
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL)
+         == EINTR)
     ;
 }
 
-void bench_run_timed(const struct bench_impl *impl, const struct bench_test *test,
-                     struct bench_run *out)
+void bench_run_timed(const struct bench_impl *impl,
+                     const struct bench_test *test, struct bench_run *out)
 {
   int n = test->threads[0] + test->threads[1], k, rc;
   void *obj = new_object(impl);
@@ -233,8 +237,8 @@ struct loop_time {
   uint64_t ticks;
 };
 
-static struct loop_time time_loop(const struct bench_impl *impl, int loop, void *obj,
-                                  long n)
+static struct loop_time time_loop(const struct bench_impl *impl, int loop,
+                                  void *obj, long n)
 {
   struct loop_time lt;
   int64_t t0 = fl_clock_ns(CLOCK_MONOTONIC);
@@ -246,8 +250,9 @@ static struct loop_time time_loop(const struct bench_impl *impl, int loop, void 
   return lt;
 }
 
-void bench_run_loop(const struct bench_impl *impl, const struct bench_test *test,
-                    long *iterations, double target_s, struct bench_run *out)
+void bench_run_loop(const struct bench_impl *impl,
+                    const struct bench_test *test, long *iterations,
+                    double target_s, struct bench_run *out)
 {
   void *obj = new_object(impl);
   int64_t target_ns = (int64_t)(target_s * 1e9);
@@ -263,9 +268,11 @@ void bench_run_loop(const struct bench_impl *impl, const struct bench_test *test
         break;
       n *= 4;
     }
-    scaled = lt.ns > 0 ? (double)n * (double)target_ns / (double)lt.ns : (double)n;
-    *iterations = scaled < 1 ? 1 : scaled > (double)(LONG_MAX / 2) ? LONG_MAX / 2
-                : (long)scaled;
+    scaled =
+        lt.ns > 0 ? (double)n * (double)target_ns / (double)lt.ns : (double)n;
+    *iterations = scaled < 1                        ? 1
+                  : scaled > (double)(LONG_MAX / 2) ? LONG_MAX / 2
+                                                    : (long)scaled;
   }
   lt = time_loop(impl, test->loop, obj, *iterations);
   memset(out, 0, sizeof *out);

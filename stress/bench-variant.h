@@ -43,9 +43,9 @@
 
 #if FL_BENCH_SLOT == 3
 # define FL_BENCH_SLOT_BUILT (!FL_BENCH_MIPS_ONLY_OWN)
-# define FL_BENCH_PRIMARY                                                   \
-  (!(FL_ARCH_X86 || FL_ARCH_PPC || FL_ARCH_AARCH64 || FL_ARCH_MIPS ||       \
-     FL_ARCH_IA64))
+# define FL_BENCH_PRIMARY                                                      \
+  (!(FL_ARCH_X86 || FL_ARCH_PPC || FL_ARCH_AARCH64 || FL_ARCH_MIPS             \
+     || FL_ARCH_IA64))
 # define FL_BENCH_RWSEM_VARIANT "builtin"
 # define FL_BENCH_VARIANT "builtin"
 # define FL_BENCH_ALL_KINDS 1

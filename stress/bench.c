@@ -32,8 +32,8 @@ static void list(FILE *out)
   fprintf(out, "implementations (name, family, what it is):\n");
   for (i = 0; i < bench_impl_count(); i++) {
     const struct bench_impl *im = bench_impl_at(i);
-    fprintf(out, "  %-26s %-9s %-8s %s", im->name, bench_kind_name(im->kind), im->family,
-            im->about);
+    fprintf(out, "  %-26s %-9s %-8s %s", im->name, bench_kind_name(im->kind),
+            im->family, im->about);
     if (im->reference)
       fprintf(out, " [reference]");
     if (im->unavailable != NULL)
@@ -41,10 +41,13 @@ static void list(FILE *out)
     fprintf(out, "\n");
   }
   fprintf(out, "tests of the default plan (workload: test):\n");
-  if (bench_plan_parse(1, (char **)argv, &all, err, sizeof err) == BENCH_PARSE_RUN)
+  if (bench_plan_parse(1, (char **)argv, &all, err, sizeof err)
+      == BENCH_PARSE_RUN)
     for (t = 0; t < all.ntests; t++)
-      fprintf(out, "  %-12s %s\n", all.tests[t].timed ? bench_kind_name(all.tests[t].kind)
-              : all.tests[t].workload, all.tests[t].name);
+      fprintf(out, "  %-12s %s\n",
+              all.tests[t].timed ? bench_kind_name(all.tests[t].kind)
+                                 : all.tests[t].workload,
+              all.tests[t].name);
   bench_plan_free(&all);
 }
 
@@ -61,17 +64,24 @@ int main(int argc, char **argv)
   if (argc > 1 && strcmp(argv[1], "ipc") == 0)
     return bench_ipc_main(argc - 1, argv + 1);
   switch (bench_plan_parse(argc, argv, &plan, err, sizeof err)) {
-  case BENCH_PARSE_RUN: break;
-  case BENCH_PARSE_HELP: bench_usage(stdout); bench_plan_free(&plan); return 0;
-  case BENCH_PARSE_LIST: list(stdout); bench_plan_free(&plan); return 0;
-  case BENCH_PARSE_VERSION:
-    printf("fastlock-bench %s (%s)\n", fl_version(), fl_build_config());
-    bench_plan_free(&plan);
-    return 0;
-  case BENCH_PARSE_ERROR:
-    fprintf(stderr, "fastlock-bench: %s\n", err);
-    bench_plan_free(&plan);
-    return 2;
+    case BENCH_PARSE_RUN:
+      break;
+    case BENCH_PARSE_HELP:
+      bench_usage(stdout);
+      bench_plan_free(&plan);
+      return 0;
+    case BENCH_PARSE_LIST:
+      list(stdout);
+      bench_plan_free(&plan);
+      return 0;
+    case BENCH_PARSE_VERSION:
+      printf("fastlock-bench %s (%s)\n", fl_version(), fl_build_config());
+      bench_plan_free(&plan);
+      return 0;
+    case BENCH_PARSE_ERROR:
+      fprintf(stderr, "fastlock-bench: %s\n", err);
+      bench_plan_free(&plan);
+      return 2;
   }
 
   cells = calloc(plan.ntests * plan.nimpls, sizeof *cells);
@@ -103,7 +113,7 @@ int main(int argc, char **argv)
 
   /* Test by test; within a test, repetition by repetition, every
    * implementation once per repetition.  */
-  for (i = 0; i < ncells; ) {
+  for (i = 0; i < ncells;) {
     size_t end = i;
     while (end < ncells && cells[end].test == cells[i].test)
       end++;
@@ -112,13 +122,14 @@ int main(int argc, char **argv)
       for (k = i; k < end; k++) {
         struct bench_cell *c = &cells[k];
         if (progress)
-          fprintf(stderr, "\r\033[Kfastlock-bench: [%zu/%zu] %s %s, rep %d/%d", ++step,
-                  steps, c->test->name, c->impl->name, rep + 1, plan.reps);
+          fprintf(stderr, "\r\033[Kfastlock-bench: [%zu/%zu] %s %s, rep %d/%d",
+                  ++step, steps, c->test->name, c->impl->name, rep + 1,
+                  plan.reps);
         if (c->test->timed)
           bench_run_timed(c->impl, c->test, &c->runs[rep]);
         else
-          bench_run_loop(c->impl, c->test, &c->iterations, bench_loop_target(&plan),
-                         &c->runs[rep]);
+          bench_run_loop(c->impl, c->test, &c->iterations,
+                         bench_loop_target(&plan), &c->runs[rep]);
         c->nruns = rep + 1;
       }
     }
@@ -128,13 +139,17 @@ int main(int argc, char **argv)
     fprintf(stderr, "\r\033[K");
 
   switch (plan.format) {
-  case BENCH_FORMAT_TABLE:
-    bench_print_table(stdout, &plan, &ctx, cells, ncells);
-    printf("%zu runs in %.0f s.\n", steps,
-           (double)(fl_clock_ns(CLOCK_MONOTONIC) - started) / 1e9);
-    break;
-  case BENCH_FORMAT_CSV: bench_print_csv(stdout, &plan, &ctx, cells, ncells); break;
-  case BENCH_FORMAT_JSON: bench_print_json(stdout, &plan, &ctx, cells, ncells); break;
+    case BENCH_FORMAT_TABLE:
+      bench_print_table(stdout, &plan, &ctx, cells, ncells);
+      printf("%zu runs in %.0f s.\n", steps,
+             (double)(fl_clock_ns(CLOCK_MONOTONIC) - started) / 1e9);
+      break;
+    case BENCH_FORMAT_CSV:
+      bench_print_csv(stdout, &plan, &ctx, cells, ncells);
+      break;
+    case BENCH_FORMAT_JSON:
+      bench_print_json(stdout, &plan, &ctx, cells, ncells);
+      break;
   }
   if (fflush(stdout) != 0) {
     perror("fastlock-bench: stdout");

@@ -53,11 +53,11 @@ enum { BENCH_WARMUP, BENCH_MEASURE, BENCH_STOP };
 struct bench_thread {
   const int *phase;
   struct bench_data *data;
-  uint64_t ops;              /* measured operations */
-  uint64_t warm_ops;         /* operations before the measured phase */
-  uint32_t sink;             /* keeps readers' loads alive */
+  uint64_t ops;      /* measured operations */
+  uint64_t warm_ops; /* operations before the measured phase */
+  uint32_t sink;     /* keeps readers' loads alive */
   uint64_t sample_mask;
-  uint64_t *samples;         /* acquire latencies in fl_cycles ticks */
+  uint64_t *samples; /* acquire latencies in fl_cycles ticks */
   size_t nsamples;
 } __attribute__((aligned(128)));
 
@@ -65,15 +65,15 @@ typedef void bench_thread_fn(void *obj, struct bench_thread *t);
 typedef void bench_loop_fn(void *obj, long n);
 
 struct bench_impl {
-  const char *name;          /* what --impl takes */
-  const char *family;        /* "fastlock", "glibc", "ck", "baseline" */
-  const char *about;         /* one line for --list */
+  const char *name;   /* what --impl takes */
+  const char *family; /* "fastlock", "glibc", "ck", "baseline" */
+  const char *about;  /* one line for --list */
   enum bench_kind kind;
-  int reference;             /* 1: the ratio column of its kind divides by it */
-  size_t size;               /* of the object init takes */
+  int reference; /* 1: the ratio column of its kind divides by it */
+  size_t size;   /* of the object init takes */
   /* NULL when it can run here, else why not (a build without it).  */
   const char *(*unavailable)(void);
-  int (*init)(void *obj);    /* 0 or an errno value */
+  int (*init)(void *obj); /* 0 or an errno value */
   void (*destroy)(void *obj);
   /* Timed loops: rwsem reader and writer; spin locker; counter adder.  */
   bench_thread_fn *thread[2];
@@ -103,12 +103,12 @@ const char *bench_class_name(enum bench_kind k, int cls);
 /* Called by the loops when an operation fails: prints it and exits.  */
 __attribute__((noreturn)) void bench_op_failed(const char *what, int err);
 
-#define BENCH_OK(call)                                                      \
-  do {                                                                      \
-    int bench_rc_ = (call);                                                 \
-    if (__builtin_expect(bench_rc_ != 0, 0))                                \
-      bench_op_failed(#call, bench_rc_);                                    \
-  } while (0)
+#define BENCH_OK(call)                                                         \
+ do {                                                                          \
+  int bench_rc_ = (call);                                                      \
+  if (__builtin_expect(bench_rc_ != 0, 0))                                     \
+   bench_op_failed(#call, bench_rc_);                                          \
+ } while (0)
 
 /* Halve t's samples and the sampling rate (bench-run.c).  */
 void bench_thin_samples(struct bench_thread *t);

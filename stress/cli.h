@@ -15,6 +15,6 @@ int cli_seconds(const char *s, double lo_excl, double hi, double *out);
 /* Formats the error into err[size] and returns result (the parser's
  * error code), so that a parser can say "return cli_fail(...)".  */
 int cli_fail(char *err, size_t size, int result, const char *fmt, ...)
-  __attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 #endif /* FASTLOCK_STRESS_CLI_H */

@@ -32,8 +32,8 @@ static void probe_cpu_model(char *buf, size_t size)
     rewind(f);
     while (fgets(line, sizeof line, f) != NULL) {
       char *colon = strchr(line, ':');
-      if (strncmp(line, keys[k], len) != 0 || colon == NULL ||
-          (line[len] != ' ' && line[len] != '\t' && line[len] != ':'))
+      if (strncmp(line, keys[k], len) != 0 || colon == NULL
+          || (line[len] != ' ' && line[len] != '\t' && line[len] != ':'))
         continue;
       colon += strspn(colon + 1, " \t") + 1;
       colon[strcspn(colon, "\n")] = '\0';

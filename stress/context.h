@@ -10,13 +10,13 @@
 struct fl_context {
   char cpu_model[128];
   long online_cpus;
-  double ticks_per_ns;      /* fl_cycles() rate, measured */
-  char kernel[3 * 65 + 3];  /* sysname release machine */
+  double ticks_per_ns;     /* fl_cycles() rate, measured */
+  char kernel[3 * 65 + 3]; /* sysname release machine */
   char libc[64];
   const char *compiler;
-  const char *fastlock;     /* version */
-  const char *config;       /* configure choices of the library */
-  const char *ticks_name;   /* what fl_cycles counts */
+  const char *fastlock;   /* version */
+  const char *config;     /* configure choices of the library */
+  const char *ticks_name; /* what fl_cycles counts */
 };
 
 /* Fill c in (measuring the tick rate takes about 100 ms).  */
@@ -29,6 +29,7 @@ void fl_context_probe(struct fl_context *c);
 int fl_context_pin_uniprocessor(void);
 
 /* Print c as "key: value" lines, each after prefix.  */
-void fl_context_print(FILE *out, const struct fl_context *c, const char *prefix);
+void fl_context_print(FILE *out, const struct fl_context *c,
+                      const char *prefix);
 
 #endif /* FASTLOCK_STRESS_CONTEXT_H */

@@ -47,14 +47,14 @@ static ck_spinlock_mcs_t ck_mcs = CK_SPINLOCK_MCS_INITIALIZER;
 #else
 # define PAIR_ATTR __attribute__((noipa))
 #endif
-#define PAIR(name, body)                                                    \
-  static PAIR_ATTR void pair_##name(long n)                                 \
-  {                                                                         \
-    long i;                                                                 \
-    for (i = 0; i < n; i++) {                                               \
-      body;                                                                 \
-    }                                                                       \
-  }
+#define PAIR(name, body)                                                       \
+ static PAIR_ATTR void pair_##name(long n)                                     \
+ {                                                                             \
+  long i;                                                                      \
+  for (i = 0; i < n; i++) {                                                    \
+   body;                                                                       \
+  }                                                                            \
+ }
 
 PAIR(empty, __asm__ volatile("" ::: "memory"))
 PAIR(fl_rwsem_read, (fl_rwsem_down_read(&rwsem), fl_rwsem_up_read(&rwsem)))
@@ -70,15 +70,17 @@ PAIR(fl_counter_shared, fl_counter_add(&shared, 1))
 PAIR(fl_counter_percpu, fl_counter_add(&percpu, 1))
 PAIR(fl_counter_rseq, fl_counter_add(&rseq, 1))
 PAIR(fl_counter_sigsafe, fl_counter_add(&sigsafe, 1))
-PAIR(glibc_rwlock_read,
-     (pthread_rwlock_rdlock(&glibc_rwlock), pthread_rwlock_unlock(&glibc_rwlock)))
-PAIR(glibc_rwlock_write,
-     (pthread_rwlock_wrlock(&glibc_rwlock), pthread_rwlock_unlock(&glibc_rwlock)))
-PAIR(glibc_spin, (pthread_spin_lock(&glibc_spin), pthread_spin_unlock(&glibc_spin)))
+PAIR(glibc_rwlock_read, (pthread_rwlock_rdlock(&glibc_rwlock),
+                         pthread_rwlock_unlock(&glibc_rwlock)))
+PAIR(glibc_rwlock_write, (pthread_rwlock_wrlock(&glibc_rwlock),
+                          pthread_rwlock_unlock(&glibc_rwlock)))
+PAIR(glibc_spin,
+     (pthread_spin_lock(&glibc_spin), pthread_spin_unlock(&glibc_spin)))
 PAIR(glibc_mutex,
      (pthread_mutex_lock(&glibc_mutex), pthread_mutex_unlock(&glibc_mutex)))
 #if HAVE_CK
-PAIR(ck_rwlock_read, (ck_rwlock_read_lock(&ck_rw), ck_rwlock_read_unlock(&ck_rw)))
+PAIR(ck_rwlock_read,
+     (ck_rwlock_read_lock(&ck_rw), ck_rwlock_read_unlock(&ck_rw)))
 PAIR(ck_rwlock_write,
      (ck_rwlock_write_lock(&ck_rw), ck_rwlock_write_unlock(&ck_rw)))
 PAIR(ck_fas, (ck_spinlock_fas_lock(&ck_fas), ck_spinlock_fas_unlock(&ck_fas)))
@@ -90,13 +92,27 @@ PAIR(ck_mcs, (ck_spinlock_mcs_lock(&ck_mcs, &ck_mcs_node),
 #endif
 
 static void (*const pairs[])(long) = {
-  pair_empty, pair_fl_rwsem_read, pair_fl_rwsem_write, pair_fl_rwsem_bias_read,
-  pair_fl_rwsem_bias_write, pair_fl_spin, pair_fl_ticket, pair_fl_qspin,
-  pair_fl_counter_shared, pair_fl_counter_percpu, pair_fl_counter_rseq,
-  pair_fl_counter_sigsafe, pair_glibc_rwlock_read, pair_glibc_rwlock_write,
-  pair_glibc_spin, pair_glibc_mutex,
+  pair_empty,
+  pair_fl_rwsem_read,
+  pair_fl_rwsem_write,
+  pair_fl_rwsem_bias_read,
+  pair_fl_rwsem_bias_write,
+  pair_fl_spin,
+  pair_fl_ticket,
+  pair_fl_qspin,
+  pair_fl_counter_shared,
+  pair_fl_counter_percpu,
+  pair_fl_counter_rseq,
+  pair_fl_counter_sigsafe,
+  pair_glibc_rwlock_read,
+  pair_glibc_rwlock_write,
+  pair_glibc_spin,
+  pair_glibc_mutex,
 #if HAVE_CK
-  pair_ck_rwlock_read, pair_ck_rwlock_write, pair_ck_fas, pair_ck_ticket,
+  pair_ck_rwlock_read,
+  pair_ck_rwlock_write,
+  pair_ck_fas,
+  pair_ck_ticket,
   pair_ck_mcs,
 #endif
 };
@@ -126,9 +142,11 @@ int main(int argc, char **argv)
   must(fl_counter_init(&shared, FL_COUNTER_SHARED), "fl_counter_init");
   must(fl_counter_init(&percpu, FL_COUNTER_PERCPU_ATOMIC), "fl_counter_init");
   must(fl_counter_init(&rseq, FL_COUNTER_PERCPU_RSEQ), "fl_counter_init");
-  must(fl_counter_init(&sigsafe, FL_COUNTER_PERTHREAD_SIGSAFE), "fl_counter_init");
+  must(fl_counter_init(&sigsafe, FL_COUNTER_PERTHREAD_SIGSAFE),
+       "fl_counter_init");
   must(pthread_rwlock_init(&glibc_rwlock, NULL), "pthread_rwlock_init");
-  must(pthread_spin_init(&glibc_spin, PTHREAD_PROCESS_PRIVATE), "pthread_spin_init");
+  must(pthread_spin_init(&glibc_spin, PTHREAD_PROCESS_PRIVATE),
+       "pthread_spin_init");
 
   for (i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
     pairs[i](n);

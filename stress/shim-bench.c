@@ -25,31 +25,31 @@
 
 /* X(name, shim expression, builtin expression) on the int32_t w, with
  * int32_t sink to keep results alive.  */
-#define SHIM_OPS(X)                                                         \
-  X(empty_loop, sink += (int32_t)i, sink += (int32_t)i)                     \
-  X(load_acquire, sink += fl_load_acquire(&w),                              \
-    sink += fl_generic_load_acquire(&w))                                    \
-  X(store_release, fl_store_release(&w, (int32_t)i),                        \
-    fl_generic_store_release(&w, (int32_t)i))                               \
-  X(fetch_add_relaxed, sink += fl_atomic_fetch_add_relaxed(&w, 1),          \
-    sink += fl_generic_fetch_add_relaxed(&w, 1))                            \
-  X(fetch_add_acquire, sink += fl_atomic_fetch_add_acquire(&w, 1),          \
-    sink += fl_generic_fetch_add_acquire(&w, 1))                            \
-  X(fetch_add_release, sink += fl_atomic_fetch_add_release(&w, 1),          \
-    sink += fl_generic_fetch_add_release(&w, 1))                            \
-  X(add_negative_release, sink += fl_atomic_add_negative_release(&w, -1),   \
-    sink += fl_generic_add_negative_release(&w, -1))                        \
-  X(cmpxchg_acquire, sink += fl_atomic_cmpxchg_acquire(&w, w, w + 1),       \
-    sink += fl_generic_cmpxchg_acquire(&w, w, w + 1))                       \
-  X(cmpxchg_acq_rel, sink += fl_atomic_cmpxchg_acq_rel(&w, w, w + 1),       \
-    sink += fl_generic_cmpxchg_acq_rel(&w, w, w + 1))                       \
-  X(xchg_acquire, sink += fl_atomic_xchg_acquire(&w, (int32_t)i),           \
-    sink += fl_generic_xchg_acquire(&w, (int32_t)i))                        \
-  X(xchg_release, sink += fl_atomic_xchg_release(&w, (int32_t)i),           \
-    sink += fl_generic_xchg_release(&w, (int32_t)i))                        \
-  X(smp_mb, fl_smp_mb(), fl_generic_smp_mb())                               \
-  X(smp_rmb, fl_smp_rmb(), fl_generic_smp_rmb())                            \
-  X(smp_wmb, fl_smp_wmb(), fl_generic_smp_wmb())
+#define SHIM_OPS(X)                                                            \
+ X(empty_loop, sink += (int32_t)i, sink += (int32_t)i)                         \
+ X(load_acquire, sink += fl_load_acquire(&w),                                  \
+   sink += fl_generic_load_acquire(&w))                                        \
+ X(store_release, fl_store_release(&w, (int32_t)i),                            \
+   fl_generic_store_release(&w, (int32_t)i))                                   \
+ X(fetch_add_relaxed, sink += fl_atomic_fetch_add_relaxed(&w, 1),              \
+   sink += fl_generic_fetch_add_relaxed(&w, 1))                                \
+ X(fetch_add_acquire, sink += fl_atomic_fetch_add_acquire(&w, 1),              \
+   sink += fl_generic_fetch_add_acquire(&w, 1))                                \
+ X(fetch_add_release, sink += fl_atomic_fetch_add_release(&w, 1),              \
+   sink += fl_generic_fetch_add_release(&w, 1))                                \
+ X(add_negative_release, sink += fl_atomic_add_negative_release(&w, -1),       \
+   sink += fl_generic_add_negative_release(&w, -1))                            \
+ X(cmpxchg_acquire, sink += fl_atomic_cmpxchg_acquire(&w, w, w + 1),           \
+   sink += fl_generic_cmpxchg_acquire(&w, w, w + 1))                           \
+ X(cmpxchg_acq_rel, sink += fl_atomic_cmpxchg_acq_rel(&w, w, w + 1),           \
+   sink += fl_generic_cmpxchg_acq_rel(&w, w, w + 1))                           \
+ X(xchg_acquire, sink += fl_atomic_xchg_acquire(&w, (int32_t)i),               \
+   sink += fl_generic_xchg_acquire(&w, (int32_t)i))                            \
+ X(xchg_release, sink += fl_atomic_xchg_release(&w, (int32_t)i),               \
+   sink += fl_generic_xchg_release(&w, (int32_t)i))                            \
+ X(smp_mb, fl_smp_mb(), fl_generic_smp_mb())                                   \
+ X(smp_rmb, fl_smp_rmb(), fl_generic_smp_rmb())                                \
+ X(smp_wmb, fl_smp_wmb(), fl_generic_smp_wmb())
 
 static volatile int32_t bench_sink;
 
@@ -58,24 +58,24 @@ struct sample {
 };
 
 /* One timed loop of n operations expr, named loop_KIND_NAME.  */
-#define DEFINE_LOOP(kind, name, expr)                                       \
-  static struct sample loop_##kind##_##name(long n)                         \
-  {                                                                         \
-    int32_t w = 0, sink = 0;                                                \
-    int64_t t0 = fl_clock_ns(CLOCK_MONOTONIC);                              \
-    uint64_t c0 = fl_cycles();                                              \
-    struct sample s;                                                        \
-    long i;                                                                 \
-    for (i = 0; i < n; i++)                                                 \
-      expr;                                                                 \
-    s.ticks = (double)(fl_cycles() - c0) / (double)n;                       \
-    s.ns = (double)(fl_clock_ns(CLOCK_MONOTONIC) - t0) / (double)n;         \
-    bench_sink = sink + w;                                                  \
-    return s;                                                               \
-  }
-#define DEFINE_LOOPS(name, shim_expr, builtin_expr)                         \
-  DEFINE_LOOP(shim, name, shim_expr)                                        \
-  DEFINE_LOOP(builtin, name, builtin_expr)
+#define DEFINE_LOOP(kind, name, expr)                                          \
+ static struct sample loop_##kind##_##name(long n)                             \
+ {                                                                             \
+  int32_t w = 0, sink = 0;                                                     \
+  int64_t t0 = fl_clock_ns(CLOCK_MONOTONIC);                                   \
+  uint64_t c0 = fl_cycles();                                                   \
+  struct sample s;                                                             \
+  long i;                                                                      \
+  for (i = 0; i < n; i++)                                                      \
+   expr;                                                                       \
+  s.ticks = (double)(fl_cycles() - c0) / (double)n;                            \
+  s.ns = (double)(fl_clock_ns(CLOCK_MONOTONIC) - t0) / (double)n;              \
+  bench_sink = sink + w;                                                       \
+  return s;                                                                    \
+ }
+#define DEFINE_LOOPS(name, shim_expr, builtin_expr)                            \
+ DEFINE_LOOP(shim, name, shim_expr)                                            \
+ DEFINE_LOOP(builtin, name, builtin_expr)
 SHIM_OPS(DEFINE_LOOPS)
 
 struct op {
@@ -83,8 +83,8 @@ struct op {
   struct sample (*shim)(long), (*builtin)(long);
 };
 
-#define OP_ENTRY(name, shim_expr, builtin_expr)                             \
-  { #name, loop_shim_##name, loop_builtin_##name },
+#define OP_ENTRY(name, shim_expr, builtin_expr)                                \
+ { #name, loop_shim_##name, loop_builtin_##name },
 static const struct op ops[] = { SHIM_OPS(OP_ENTRY) };
 #define NOPS ((int)(sizeof ops / sizeof ops[0]))
 
@@ -102,11 +102,12 @@ static double median(double *v, int n)
 
 static void usage(FILE *out)
 {
-  fprintf(out,
-          "usage: fastlock-shim-bench [--iterations N] [--reps R] [--csv]\n"
-          "  Times every atomic-shim operation of this build against its\n"
-          "  __atomic builtin twin, one thread, uncontended; prints the\n"
-          "  median over R interleaved repetitions (default N=10000000, R=5).\n");
+  fprintf(
+      out,
+      "usage: fastlock-shim-bench [--iterations N] [--reps R] [--csv]\n"
+      "  Times every atomic-shim operation of this build against its\n"
+      "  __atomic builtin twin, one thread, uncontended; prints the\n"
+      "  median over R interleaved repetitions (default N=10000000, R=5).\n");
 }
 
 static long parse_positive(const char *opt, const char *arg)
@@ -117,8 +118,9 @@ static long parse_positive(const char *opt, const char *arg)
   errno = 0;
   v = strtol(arg, &end, 10);
   if (errno != 0 || *end != '\0' || v <= 0) {
-    fprintf(stderr, "fastlock-shim-bench: %s needs a positive integer, not '%s'\n",
-            opt, arg);
+    fprintf(stderr,
+            "fastlock-shim-bench: %s needs a positive integer, not '%s'\n", opt,
+            arg);
     exit(2);
   }
   return v;
@@ -139,15 +141,26 @@ int main(int argc, char **argv)
 
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {
-    case 'n': iterations = parse_positive("--iterations", optarg); break;
-    case 'r': reps = parse_positive("--reps", optarg); break;
-    case 'c': csv = 1; break;
-    case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
+      case 'n':
+        iterations = parse_positive("--iterations", optarg);
+        break;
+      case 'r':
+        reps = parse_positive("--reps", optarg);
+        break;
+      case 'c':
+        csv = 1;
+        break;
+      case 'h':
+        usage(stdout);
+        return 0;
+      default:
+        usage(stderr);
+        return 2;
     }
   }
   if (optind != argc) {
-    fprintf(stderr, "fastlock-shim-bench: unexpected argument '%s'\n", argv[optind]);
+    fprintf(stderr, "fastlock-shim-bench: unexpected argument '%s'\n",
+            argv[optind]);
     usage(stderr);
     return 2;
   }
@@ -160,11 +173,14 @@ int main(int argc, char **argv)
   if (csv)
     printf("op,shim_ns,builtin_ns,ratio,shim_ticks,builtin_ticks\n");
   else {
-    printf("fastlock-shim-bench: atomic shim vs __atomic builtins, 1 thread, uncontended\n");
+    printf(
+        "fastlock-shim-bench: atomic shim vs __atomic builtins, 1 thread, uncontended\n");
     fl_context_print(stdout, &ctx, "  ");
     printf("  shim:       %s\n", FL_ARCH_ATOMICS_NAME);
-    printf("  method:     %ld calls per timed loop, shim and builtin interleaved,"
-           " median of %ld reps\n\n", iterations, reps);
+    printf(
+        "  method:     %ld calls per timed loop, shim and builtin interleaved,"
+        " median of %ld reps\n\n",
+        iterations, reps);
     printf("%-22s %10s %10s %7s %11s %11s\n", "operation", "shim ns",
            "builtin ns", "ratio", "shim ticks", "bltin ticks");
   }

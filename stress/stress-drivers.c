@@ -25,9 +25,10 @@ static int pt_rw_init(void *obj, int mode, int read_bias, int pshared)
 
   (void)read_bias;
   pthread_rwlockattr_init(&a);
-  rc = pthread_rwlockattr_setkind_np(&a, mode == STRESS_PREFER_WRITER
-                                     ? PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
-                                     : PTHREAD_RWLOCK_PREFER_READER_NP);
+  rc = pthread_rwlockattr_setkind_np(
+      &a, mode == STRESS_PREFER_WRITER
+              ? PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
+              : PTHREAD_RWLOCK_PREFER_READER_NP);
   if (rc == 0 && pshared)
     rc = pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
   if (rc == 0)
@@ -36,19 +37,39 @@ static int pt_rw_init(void *obj, int mode, int read_bias, int pshared)
   return rc;
 }
 
-static int pt_rw_destroy(void *obj) { return pthread_rwlock_destroy(obj); }
-static int pt_rdlock(void *obj) { return pthread_rwlock_rdlock(obj); }
-static int pt_wrlock(void *obj) { return pthread_rwlock_wrlock(obj); }
-static int pt_tryrdlock(void *obj) { return pthread_rwlock_tryrdlock(obj); }
-static int pt_trywrlock(void *obj) { return pthread_rwlock_trywrlock(obj); }
-static int pt_rw_unlock(void *obj) { return pthread_rwlock_unlock(obj); }
+static int pt_rw_destroy(void *obj)
+{
+  return pthread_rwlock_destroy(obj);
+}
+static int pt_rdlock(void *obj)
+{
+  return pthread_rwlock_rdlock(obj);
+}
+static int pt_wrlock(void *obj)
+{
+  return pthread_rwlock_wrlock(obj);
+}
+static int pt_tryrdlock(void *obj)
+{
+  return pthread_rwlock_tryrdlock(obj);
+}
+static int pt_trywrlock(void *obj)
+{
+  return pthread_rwlock_trywrlock(obj);
+}
+static int pt_rw_unlock(void *obj)
+{
+  return pthread_rwlock_unlock(obj);
+}
 
-static int pt_timedrdlock(void *obj, clockid_t clock, const struct timespec *abstime)
+static int pt_timedrdlock(void *obj, clockid_t clock,
+                          const struct timespec *abstime)
 {
   return pthread_rwlock_clockrdlock(obj, clock, abstime);
 }
 
-static int pt_timedwrlock(void *obj, clockid_t clock, const struct timespec *abstime)
+static int pt_timedwrlock(void *obj, clockid_t clock,
+                          const struct timespec *abstime)
 {
   return pthread_rwlock_clockwrlock(obj, clock, abstime);
 }
@@ -61,10 +82,22 @@ static int pt_spin_init(void *obj, int mode, int read_bias, int pshared)
                                         : PTHREAD_PROCESS_PRIVATE);
 }
 
-static int pt_spin_destroy(void *obj) { return pthread_spin_destroy(obj); }
-static int pt_spin_lock(void *obj) { return pthread_spin_lock(obj); }
-static int pt_spin_trylock(void *obj) { return pthread_spin_trylock(obj); }
-static int pt_spin_unlock(void *obj) { return pthread_spin_unlock(obj); }
+static int pt_spin_destroy(void *obj)
+{
+  return pthread_spin_destroy(obj);
+}
+static int pt_spin_lock(void *obj)
+{
+  return pthread_spin_lock(obj);
+}
+static int pt_spin_trylock(void *obj)
+{
+  return pthread_spin_trylock(obj);
+}
+static int pt_spin_unlock(void *obj)
+{
+  return pthread_spin_unlock(obj);
+}
 
 /* --- The negative control: a lock that excludes nobody.  */
 static int broken_init(void *obj, int mode, int read_bias, int pshared)
@@ -82,7 +115,8 @@ static int broken_op(void *obj)
   return 0;
 }
 
-static int broken_timed(void *obj, clockid_t clock, const struct timespec *abstime)
+static int broken_timed(void *obj, clockid_t clock,
+                        const struct timespec *abstime)
 {
   (void)obj;
   (void)clock;
@@ -94,27 +128,54 @@ static int broken_timed(void *obj, clockid_t clock, const struct timespec *absti
 
 static int fl_rw_init(void *obj, int mode, int read_bias, int pshared)
 {
-  unsigned flags = mode == STRESS_PREFER_READER ? FL_RWSEM_PREFER_READER
-                 : mode == STRESS_PREFER_WRITER ? FL_RWSEM_PREFER_WRITER : 0u;
-  return fl_rwsem_init(obj, flags | (read_bias ? FL_RWSEM_READ_BIAS : 0u) |
-                       (pshared ? FL_PSHARED : 0u));
+  unsigned flags = mode == STRESS_PREFER_READER   ? FL_RWSEM_PREFER_READER
+                   : mode == STRESS_PREFER_WRITER ? FL_RWSEM_PREFER_WRITER
+                                                  : 0u;
+  return fl_rwsem_init(obj, flags | (read_bias ? FL_RWSEM_READ_BIAS : 0u)
+                                | (pshared ? FL_PSHARED : 0u));
 }
 
-static int fl_rw_destroy(void *obj) { return fl_rwsem_destroy(obj); }
-static int fl_down_read(void *obj) { return fl_rwsem_down_read(obj); }
-static int fl_down_write(void *obj) { return fl_rwsem_down_write(obj); }
-static int fl_down_read_try(void *obj) { return fl_rwsem_down_read_trylock(obj); }
-static int fl_down_write_try(void *obj) { return fl_rwsem_down_write_trylock(obj); }
-static int fl_up_read(void *obj) { return fl_rwsem_up_read(obj); }
-static int fl_up_write(void *obj) { return fl_rwsem_up_write(obj); }
-static int fl_downgrade(void *obj) { return fl_rwsem_downgrade_write(obj); }
+static int fl_rw_destroy(void *obj)
+{
+  return fl_rwsem_destroy(obj);
+}
+static int fl_down_read(void *obj)
+{
+  return fl_rwsem_down_read(obj);
+}
+static int fl_down_write(void *obj)
+{
+  return fl_rwsem_down_write(obj);
+}
+static int fl_down_read_try(void *obj)
+{
+  return fl_rwsem_down_read_trylock(obj);
+}
+static int fl_down_write_try(void *obj)
+{
+  return fl_rwsem_down_write_trylock(obj);
+}
+static int fl_up_read(void *obj)
+{
+  return fl_rwsem_up_read(obj);
+}
+static int fl_up_write(void *obj)
+{
+  return fl_rwsem_up_write(obj);
+}
+static int fl_downgrade(void *obj)
+{
+  return fl_rwsem_downgrade_write(obj);
+}
 
-static int fl_down_read_timed(void *obj, clockid_t clock, const struct timespec *abstime)
+static int fl_down_read_timed(void *obj, clockid_t clock,
+                              const struct timespec *abstime)
 {
   return fl_rwsem_down_read_timed(obj, clock, abstime);
 }
 
-static int fl_down_write_timed(void *obj, clockid_t clock, const struct timespec *abstime)
+static int fl_down_write_timed(void *obj, clockid_t clock,
+                               const struct timespec *abstime)
 {
   return fl_rwsem_down_write_timed(obj, clock, abstime);
 }
@@ -122,59 +183,127 @@ static int fl_down_write_timed(void *obj, clockid_t clock, const struct timespec
 #include <fastlock/spinlock.h>
 
 /* X(short name, type, enum stress_spin_type, process-shared allowed) */
-# define FL_STRESS_SPINLOCKS(X)                                             \
-  X(spin, fl_spinlock_t, STRESS_TAS, 1)                                     \
-  X(ticket, fl_ticketlock_t, STRESS_TICKET, 1)                              \
-  X(qspin, fl_qspinlock_t, STRESS_QUEUED, 0)
+#define FL_STRESS_SPINLOCKS(X)                                                 \
+ X(spin, fl_spinlock_t, STRESS_TAS, 1)                                         \
+ X(ticket, fl_ticketlock_t, STRESS_TICKET, 1)                                  \
+ X(qspin, fl_qspinlock_t, STRESS_QUEUED, 0)
 
-# define FL_STRESS_SPIN_ADAPTERS(s, T, type, pshared_ok)                    \
-  static int st_##s##_init(void *obj, int mode, int read_bias, int pshared) \
-  {                                                                         \
-    (void)mode;                                                             \
-    (void)read_bias;                                                        \
-    return fl_##s##_init(obj, pshared ? FL_PSHARED : 0u);                   \
-  }                                                                         \
-  static int st_##s##_destroy(void *obj) { return fl_##s##_destroy(obj); }  \
-  static int st_##s##_lock(void *obj) { return fl_##s##_lock(obj); }        \
-  static int st_##s##_trylock(void *obj) { return fl_##s##_trylock(obj); }  \
-  static int st_##s##_unlock(void *obj) { return fl_##s##_unlock(obj); }
+#define FL_STRESS_SPIN_ADAPTERS(s, T, type, pshared_ok)                        \
+ static int st_##s##_init(void *obj, int mode, int read_bias, int pshared)     \
+ {                                                                             \
+  (void)mode;                                                                  \
+  (void)read_bias;                                                             \
+  return fl_##s##_init(obj, pshared ? FL_PSHARED : 0u);                        \
+ }                                                                             \
+ static int st_##s##_destroy(void *obj)                                        \
+ {                                                                             \
+  return fl_##s##_destroy(obj);                                                \
+ }                                                                             \
+ static int st_##s##_lock(void *obj)                                           \
+ {                                                                             \
+  return fl_##s##_lock(obj);                                                   \
+ }                                                                             \
+ static int st_##s##_trylock(void *obj)                                        \
+ {                                                                             \
+  return fl_##s##_trylock(obj);                                                \
+ }                                                                             \
+ static int st_##s##_unlock(void *obj)                                         \
+ {                                                                             \
+  return fl_##s##_unlock(obj);                                                 \
+ }
 FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ADAPTERS)
 
-# define FL_STRESS_SPIN_ENTRY(s, T, type, pshared_ok)                       \
-  { "fastlock", STRESS_SPIN, type, #T, sizeof(T), pshared_ok,               \
-    st_##s##_init,                                                          \
-    st_##s##_destroy, { NULL, st_##s##_lock }, { NULL, st_##s##_trylock },  \
-    { NULL, NULL }, { NULL, st_##s##_unlock }, NULL },
+#define FL_STRESS_SPIN_ENTRY(s, T, type, pshared_ok)                           \
+ { "fastlock",                                                                 \
+   STRESS_SPIN,                                                                \
+   type,                                                                       \
+   #T,                                                                         \
+   sizeof(T),                                                                  \
+   pshared_ok,                                                                 \
+   st_##s##_init,                                                              \
+   st_##s##_destroy,                                                           \
+   { NULL, st_##s##_lock },                                                    \
+   { NULL, st_##s##_trylock },                                                 \
+   { NULL, NULL },                                                             \
+   { NULL, st_##s##_unlock },                                                  \
+   NULL },
 
 static const struct stress_lock_ops locks[] = {
-  { "fastlock", STRESS_RWSEM, -1, "fl_rwsem_t", sizeof(fl_rwsem_t), 1, fl_rw_init,
-    fl_rw_destroy, { fl_down_read, fl_down_write },
+  { "fastlock",
+    STRESS_RWSEM,
+    -1,
+    "fl_rwsem_t",
+    sizeof(fl_rwsem_t),
+    1,
+    fl_rw_init,
+    fl_rw_destroy,
+    { fl_down_read, fl_down_write },
     { fl_down_read_try, fl_down_write_try },
-    { fl_down_read_timed, fl_down_write_timed }, { fl_up_read, fl_up_write },
+    { fl_down_read_timed, fl_down_write_timed },
+    { fl_up_read, fl_up_write },
     fl_downgrade },
-  FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ENTRY)
-  { "pthread", STRESS_RWSEM, -1, "pthread_rwlock_t", sizeof(pthread_rwlock_t), 1,
-    pt_rw_init, pt_rw_destroy, { pt_rdlock, pt_wrlock }, { pt_tryrdlock, pt_trywrlock },
-    { pt_timedrdlock, pt_timedwrlock }, { pt_rw_unlock, pt_rw_unlock }, NULL },
-  { "pthread", STRESS_SPIN, -1, "pthread_spinlock_t", sizeof(pthread_spinlock_t), 1,
-    pt_spin_init, pt_spin_destroy, { NULL, pt_spin_lock }, { NULL, pt_spin_trylock },
-    { NULL, NULL }, { NULL, pt_spin_unlock }, NULL },
-  { "broken", STRESS_RWSEM, -1, "a lock that excludes nobody", 4, 1, broken_init,
-    broken_op, { broken_op, broken_op }, { broken_op, broken_op },
-    { broken_timed, broken_timed }, { broken_op, broken_op }, broken_op },
-  { "broken", STRESS_SPIN, -1, "a lock that excludes nobody", 4, 1, broken_init,
-    broken_op, { NULL, broken_op }, { NULL, broken_op }, { NULL, NULL },
-    { NULL, broken_op }, NULL },
+  FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ENTRY){ "pthread",
+                                             STRESS_RWSEM,
+                                             -1,
+                                             "pthread_rwlock_t",
+                                             sizeof(pthread_rwlock_t),
+                                             1,
+                                             pt_rw_init,
+                                             pt_rw_destroy,
+                                             { pt_rdlock, pt_wrlock },
+                                             { pt_tryrdlock, pt_trywrlock },
+                                             { pt_timedrdlock, pt_timedwrlock },
+                                             { pt_rw_unlock, pt_rw_unlock },
+                                             NULL },
+  { "pthread",
+    STRESS_SPIN,
+    -1,
+    "pthread_spinlock_t",
+    sizeof(pthread_spinlock_t),
+    1,
+    pt_spin_init,
+    pt_spin_destroy,
+    { NULL, pt_spin_lock },
+    { NULL, pt_spin_trylock },
+    { NULL, NULL },
+    { NULL, pt_spin_unlock },
+    NULL },
+  { "broken",
+    STRESS_RWSEM,
+    -1,
+    "a lock that excludes nobody",
+    4,
+    1,
+    broken_init,
+    broken_op,
+    { broken_op, broken_op },
+    { broken_op, broken_op },
+    { broken_timed, broken_timed },
+    { broken_op, broken_op },
+    broken_op },
+  { "broken",
+    STRESS_SPIN,
+    -1,
+    "a lock that excludes nobody",
+    4,
+    1,
+    broken_init,
+    broken_op,
+    { NULL, broken_op },
+    { NULL, broken_op },
+    { NULL, NULL },
+    { NULL, broken_op },
+    NULL },
 };
 
-const struct stress_lock_ops *stress_find_lock(enum stress_prim prim, const char *impl,
-                                               int type)
+const struct stress_lock_ops *stress_find_lock(enum stress_prim prim,
+                                               const char *impl, int type)
 {
   size_t i;
 
   for (i = 0; i < sizeof locks / sizeof locks[0]; i++)
-    if (locks[i].prim == prim && strcmp(locks[i].impl, impl) == 0 &&
-        (locks[i].type < 0 || locks[i].type == type))
+    if (locks[i].prim == prim && strcmp(locks[i].impl, impl) == 0
+        && (locks[i].type < 0 || locks[i].type == type))
       return &locks[i];
   return NULL;
 }
@@ -182,11 +311,26 @@ const struct stress_lock_ops *stress_find_lock(enum stress_prim prim, const char
 /* --- Counters.  */
 #include <fastlock/counter.h>
 
-static int flc_init(void *obj, int strategy) { return fl_counter_init(obj, strategy); }
-static int flc_destroy(void *obj) { return fl_counter_destroy(obj); }
-static void flc_add(void *obj, int64_t d) { (void)fl_counter_add(obj, d); }
-static int64_t flc_read(void *obj) { return fl_counter_read(obj); }
-static int64_t flc_sum(void *obj) { return fl_counter_sum(obj); }
+static int flc_init(void *obj, int strategy)
+{
+  return fl_counter_init(obj, strategy);
+}
+static int flc_destroy(void *obj)
+{
+  return fl_counter_destroy(obj);
+}
+static void flc_add(void *obj, int64_t d)
+{
+  (void)fl_counter_add(obj, d);
+}
+static int64_t flc_read(void *obj)
+{
+  return fl_counter_read(obj);
+}
+static int64_t flc_sum(void *obj)
+{
+  return fl_counter_sum(obj);
+}
 
 static const char *flc_strategy(void *obj)
 {
@@ -253,8 +397,8 @@ static int64_t broken_read(void *obj)
 }
 
 static const struct stress_counter_ops counters[] = {
-  { "fastlock", "fl_counter_t", sizeof(fl_counter_t), flc_init, flc_destroy, flc_add,
-    flc_read, flc_sum, flc_strategy },
+  { "fastlock", "fl_counter_t", sizeof(fl_counter_t), flc_init, flc_destroy,
+    flc_add, flc_read, flc_sum, flc_strategy },
 #if STRESS_ATOMIC64
   { "atomic", "one int64_t, __atomic_fetch_add", sizeof(int64_t), plain_init,
     plain_destroy, atomic_add, atomic_read, atomic_sum, NULL },
@@ -263,7 +407,8 @@ static const struct stress_counter_ops counters[] = {
     plain_destroy, broken_add, broken_read, broken_read, NULL },
 };
 
-const struct stress_counter_ops *stress_find_counter(const char *impl, const char **why)
+const struct stress_counter_ops *stress_find_counter(const char *impl,
+                                                     const char **why)
 {
   size_t i;
 

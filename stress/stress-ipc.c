@@ -76,13 +76,22 @@
 
 /* The objects, by their bit in the masks.  */
 enum {
-  NSEM = 4, NMUTEX = 4, NPAIR = 2, NEVENT = 2,
-  SEM0 = 0, MUTEX0 = SEM0 + NSEM, PAIR0 = MUTEX0 + NMUTEX,
-  EVENT0 = PAIR0 + 2 * NPAIR, NOBJ = EVENT0 + NEVENT,
+  NSEM = 4,
+  NMUTEX = 4,
+  NPAIR = 2,
+  NEVENT = 2,
+  SEM0 = 0,
+  MUTEX0 = SEM0 + NSEM,
+  PAIR0 = MUTEX0 + NMUTEX,
+  EVENT0 = PAIR0 + 2 * NPAIR,
+  NOBJ = EVENT0 + NEVENT,
 };
 #define SEM_UNITS 4u
 
-static int is_mutex(int o) { return o >= MUTEX0 && o < EVENT0; }
+static int is_mutex(int o)
+{
+  return o >= MUTEX0 && o < EVENT0;
+}
 
 /* Per worker slot (reused by its replacements); written by the worker,
  * read by the supervisor once the worker is dead or done.  */
@@ -99,21 +108,21 @@ struct wslot {
 /* The ledger: shared by name, fixed-width fields only.  */
 struct ledger {
   uint32_t stop, broken, slack_ms, nworkers;
-  uint32_t reports[NOBJ];        /* EOWNERDEAD per mutex */
-  uint32_t data[NOBJ][2];        /* what each mutex guards */
-  uint64_t samples;              /* the checker's */
-  uint32_t partial;              /* the checker's (32 bits: see wslot) */
-  uint32_t violations;           /* the supervisor's and checker's */
+  uint32_t reports[NOBJ]; /* EOWNERDEAD per mutex */
+  uint32_t data[NOBJ][2]; /* what each mutex guards */
+  uint64_t samples;       /* the checker's */
+  uint32_t partial;       /* the checker's (32 bits: see wslot) */
+  uint32_t violations;    /* the supervisor's and checker's */
   struct wslot w[MAX_WORKERS];
 };
 
 /* The supervisor's sums over the deaths.  */
 struct tally {
-  uint32_t abandons[NOBJ];       /* per mutex: abandonments reported */
-  uint32_t unrecorded[NOBJ];     /* of which the acquirer may have died
+  uint32_t abandons[NOBJ];   /* per mutex: abandonments reported */
+  uint32_t unrecorded[NOBJ]; /* of which the acquirer may have died
                                     before counting its EOWNERDEAD */
-  uint32_t possible[NOBJ];       /* per semaphore: units possibly lost */
-  uint32_t found_by_waiters;     /* deaths cleaned up without the server */
+  uint32_t possible[NOBJ];   /* per semaphore: units possibly lost */
+  uint32_t found_by_waiters; /* deaths cleaned up without the server */
 };
 
 struct ipc_cfg {
@@ -134,7 +143,7 @@ static uint64_t rnd(uint64_t *s)
 }
 
 static void violation(struct ledger *l, uint32_t *count, const char *fmt, ...)
-  __attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void violation(struct ledger *l, uint32_t *count, const char *fmt, ...)
 {
@@ -159,7 +168,8 @@ static struct ledger *map_ledger(const char *name, int create)
     perror("fastlock-stress: ledger");
     exit(1);
   }
-  p = mmap(NULL, sizeof(struct ledger), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  p = mmap(NULL, sizeof(struct ledger), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+           0);
   close(fd);
   if (p == MAP_FAILED) {
     perror("fastlock-stress: ledger");
@@ -226,8 +236,9 @@ static void release(fl_ipc_t *r, struct ledger *l, struct wslot *w,
   else
     rc = fl_ipc_event_set(r, o[obj], &was);
   if (rc != 0 || (is_mutex(obj) && prev != 1) || was)
-    violation(l, &w->violations, "release of object %d: %s (prev %u, was set %d)",
-              obj, strerror(rc), prev, was);
+    violation(l, &w->violations,
+              "release of object %d: %s (prev %u, was set %d)", obj,
+              strerror(rc), prev, was);
 }
 
 static int worker(const char *region, const char *ledger_name, int k,
@@ -243,7 +254,8 @@ static int worker(const char *region, const char *ledger_name, int k,
 
   rc = fl_ipc_open(region, &r);
   if (rc != 0) {
-    fprintf(stderr, "fastlock-stress: worker %d: fl_ipc_open: %s\n", k, strerror(rc));
+    fprintf(stderr, "fastlock-stress: worker %d: fl_ipc_open: %s\n", k,
+            strerror(rc));
     return 1;
   }
   open_objects(r, o);
@@ -296,7 +308,8 @@ static int worker(const char *region, const char *ledger_name, int k,
       if (late > 0 && (uint64_t)late > w->max_late_ns)
         w->max_late_ns = (uint64_t)late;
       if (late > (int64_t)l->slack_ms * 1000000)
-        violation(l, &w->violations, "a wait returned %.1f ms after its deadline",
+        violation(l, &w->violations,
+                  "a wait returned %.1f ms after its deadline",
                   (double)late / 1e6);
       w->timeouts++;
       __atomic_store_n(&w->phase, 0, __ATOMIC_RELEASE);
@@ -333,8 +346,10 @@ static int worker(const char *region, const char *ledger_name, int k,
       if (abandoned & (1ull << i))
         l->data[m][1] = l->data[m][0];
       else if (l->data[m][0] != l->data[m][1])
-        violation(l, &w->violations, "mutex %d guards torn data (%u, %u) and was "
-                  "not reported abandoned", m, l->data[m][0], l->data[m][1]);
+        violation(l, &w->violations,
+                  "mutex %d guards torn data (%u, %u) and was "
+                  "not reported abandoned",
+                  m, l->data[m][0], l->data[m][1]);
     }
     for (i = 0; i < n; i++)
       if ((got & (1u << map[i])) && is_mutex(map[i]))
@@ -373,14 +388,16 @@ static int checker(const char *region, struct ledger *l)
     fl_ipc_lock(r);
     for (p = 0; p < NPAIR; p++) {
       const struct fl_ipc_object *a =
-        &fl_ipc_objects(r)[FL_IPC_ID_INDEX(o[PAIR0 + 2 * p].id)];
+          &fl_ipc_objects(r)[FL_IPC_ID_INDEX(o[PAIR0 + 2 * p].id)];
       const struct fl_ipc_object *b =
-        &fl_ipc_objects(r)[FL_IPC_ID_INDEX(o[PAIR0 + 2 * p + 1].id)];
+          &fl_ipc_objects(r)[FL_IPC_ID_INDEX(o[PAIR0 + 2 * p + 1].id)];
       if (a->a != 0 && (b->a != a->a || b->b != a->b)) {
         uint32_t oa = a->a, ob = b->a;
         fl_ipc_unlock(r);
-        violation(l, &l->partial, "wait-all seen partial: pair %d owned by "
-                  "%#x and %#x", p, oa, ob);
+        violation(l, &l->partial,
+                  "wait-all seen partial: pair %d owned by "
+                  "%#x and %#x",
+                  p, oa, ob);
         fl_ipc_lock(r);
       }
     }
@@ -441,8 +458,9 @@ static int wait_outcome(fl_ipc_t *r, const fl_ipc_obj_t *o, uint32_t client,
   *granted = 0;
   fl_ipc_lock(r);
   for (i = 0; i < nwaits && !found; i++) {
-    if (ws[i].client != client || (ws[i].state != FL_IPC_WAIT_WAITING
-                                   && ws[i].state != FL_IPC_WAIT_GRANTED))
+    if (ws[i].client != client
+        || (ws[i].state != FL_IPC_WAIT_WAITING
+            && ws[i].state != FL_IPC_WAIT_GRANTED))
       continue;
     found = 1;
     if (ws[i].state == FL_IPC_WAIT_WAITING)
@@ -489,7 +507,8 @@ static void account(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
   }
   if (!tell_server) {
     usleep((useconds_t)cfg->kill_ms * 1000);
-    if (fl_ipc_clients(r)[FL_IPC_TAG_INDEX(w->client)].state != FL_IPC_CLIENT_LIVE)
+    if (fl_ipc_clients(r)[FL_IPC_TAG_INDEX(w->client)].state
+        != FL_IPC_CLIENT_LIVE)
       t->found_by_waiters++;
   }
   rc = fl_ipc_client_died(r, w->client, rep, FL_IPC_REPORT_MAX, &n);
@@ -506,16 +525,20 @@ static void account(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
     if (is_mutex(obj)) {
       if (!(owned & bit)) {
         if (bit & held & ~maybe & (phase == 2 || phase == 3 ? ~0u : 0u))
-          violation(l, &l->violations, "mutex %d held by a killed worker was "
-                    "not abandoned", obj);
+          violation(l, &l->violations,
+                    "mutex %d held by a killed worker was "
+                    "not abandoned",
+                    obj);
         continue;
       }
       t->abandons[obj]++;
       if (phase == 1 && (want & bit))
-        t->unrecorded[obj]++;      /* got it, perhaps EOWNERDEAD, unrecorded */
+        t->unrecorded[obj]++; /* got it, perhaps EOWNERDEAD, unrecorded */
       else if (!(held & bit))
-        violation(l, &l->violations, "mutex %d abandoned by a worker that did "
-                  "not own it", obj);
+        violation(l, &l->violations,
+                  "mutex %d abandoned by a worker that did "
+                  "not own it",
+                  obj);
       continue;
     }
     if (phase == 1 && (want & bit)) {
@@ -535,10 +558,13 @@ static void account(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
 
 static int usage(const char *why)
 {
-  fprintf(stderr, "fastlock-stress: %s\n"
-          "usage: fastlock-stress ipc [--processes N] [--duration SEC] [--kill-ms MS]\n"
-          "         [--slack-ms MS] [--seed N] [--impl fastlock|broken]\n"
-          "         [--worker-prog \"CMD\"]\n", why);
+  fprintf(
+      stderr,
+      "fastlock-stress: %s\n"
+      "usage: fastlock-stress ipc [--processes N] [--duration SEC] [--kill-ms MS]\n"
+      "         [--slack-ms MS] [--seed N] [--impl fastlock|broken]\n"
+      "         [--worker-prog \"CMD\"]\n",
+      why);
   return 2;
 }
 
@@ -568,40 +594,40 @@ static int parse(int argc, char **argv, struct ipc_cfg *cfg)
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {
-    case 'p':
-      if (cli_long(optarg, 1, MAX_WORKERS, &v) != 0)
-        return usage("--processes: 1 to 32");
-      cfg->processes = (int)v;
-      break;
-    case 'd':
-      if (cli_seconds(optarg, 0, 86400, &cfg->duration) != 0)
-        return usage("--duration: seconds, > 0");
-      break;
-    case 'k':
-      if (cli_long(optarg, 0, 100000, &v) != 0)
-        return usage("--kill-ms: 0 (no kills) to 100000");
-      cfg->kill_ms = (int)v;
-      break;
-    case 's':
-      if (cli_long(optarg, 1, 100000, &v) != 0)
-        return usage("--slack-ms: 1 to 100000");
-      cfg->slack_ms = (int)v;
-      break;
-    case 'S':
-      if (cli_long(optarg, 0, 0x7fffffffL, &v) != 0)
-        return usage("--seed: 0 to 2147483647");
-      cfg->seed = (uint64_t)v;
-      break;
-    case 'i':
-      if (strcmp(optarg, "fastlock") != 0 && strcmp(optarg, "broken") != 0)
-        return usage("--impl: fastlock or broken");
-      cfg->broken = strcmp(optarg, "broken") == 0;
-      break;
-    case 'w':
-      cfg->worker_prog = optarg;
-      break;
-    default:
-      return usage("unknown option");
+      case 'p':
+        if (cli_long(optarg, 1, MAX_WORKERS, &v) != 0)
+          return usage("--processes: 1 to 32");
+        cfg->processes = (int)v;
+        break;
+      case 'd':
+        if (cli_seconds(optarg, 0, 86400, &cfg->duration) != 0)
+          return usage("--duration: seconds, > 0");
+        break;
+      case 'k':
+        if (cli_long(optarg, 0, 100000, &v) != 0)
+          return usage("--kill-ms: 0 (no kills) to 100000");
+        cfg->kill_ms = (int)v;
+        break;
+      case 's':
+        if (cli_long(optarg, 1, 100000, &v) != 0)
+          return usage("--slack-ms: 1 to 100000");
+        cfg->slack_ms = (int)v;
+        break;
+      case 'S':
+        if (cli_long(optarg, 0, 0x7fffffffL, &v) != 0)
+          return usage("--seed: 0 to 2147483647");
+        cfg->seed = (uint64_t)v;
+        break;
+      case 'i':
+        if (strcmp(optarg, "fastlock") != 0 && strcmp(optarg, "broken") != 0)
+          return usage("--impl: fastlock or broken");
+        cfg->broken = strcmp(optarg, "broken") == 0;
+        break;
+      case 'w':
+        cfg->worker_prog = optarg;
+        break;
+      default:
+        return usage("unknown option");
     }
   }
   if (optind != argc)
@@ -623,7 +649,8 @@ int stress_ipc_main(int argc, char **argv)
   fl_ipc_obj_t o[NOBJ];
   pid_t pids[MAX_WORKERS], checker_pid;
   struct tally t;
-  uint64_t rng, kills = 0, ops = 0, timeouts = 0, abandoned = 0, worst = 0, bad = 0;
+  uint64_t rng, kills = 0, ops = 0, timeouts = 0, abandoned = 0, worst = 0,
+                bad = 0;
   int64_t start, end, next_kill, deadline;
   int k, i, rc, failed = 0, stuck = 0;
   char name[16];
@@ -635,19 +662,24 @@ int stress_ipc_main(int argc, char **argv)
   memset(&t, 0, sizeof t);
   setvbuf(stdout, NULL, _IOLBF, 0);
   rng = cfg.seed * 2 + 1;
-  printf("fastlock-stress: ipc impl=%s processes=%d duration=%gs kill every %d ms "
-         "slack=%d ms seed=%llu%s%s\n", cfg.broken ? "broken" : "fastlock",
-         cfg.processes, cfg.duration, cfg.kill_ms, cfg.slack_ms,
-         (unsigned long long)cfg.seed, cfg.worker_prog ? " worker-prog=" : "",
-         cfg.worker_prog ? cfg.worker_prog : "");
+  printf(
+      "fastlock-stress: ipc impl=%s processes=%d duration=%gs kill every %d ms "
+      "slack=%d ms seed=%llu%s%s\n",
+      cfg.broken ? "broken" : "fastlock", cfg.processes, cfg.duration,
+      cfg.kill_ms, cfg.slack_ms, (unsigned long long)cfg.seed,
+      cfg.worker_prog ? " worker-prog=" : "",
+      cfg.worker_prog ? cfg.worker_prog : "");
   printf("fastlock-stress: fastlock %s (%s), %ld online CPUs\n", fl_version(),
          fl_build_config(), sysconf(_SC_NPROCESSORS_ONLN));
   /* The workers and the checker inherit the CPU.  */
   rc = fl_context_pin_uniprocessor();
   if (rc >= 0)
-    printf("fastlock-stress: uniprocessor build: every process kept on CPU %d\n", rc);
+    printf(
+        "fastlock-stress: uniprocessor build: every process kept on CPU %d\n",
+        rc);
   snprintf(region, sizeof region, "/fl-stress-ipc-%d", (int)getpid());
-  snprintf(ledger_name, sizeof ledger_name, "/fl-stress-ipc-%d-ledger", (int)getpid());
+  snprintf(ledger_name, sizeof ledger_name, "/fl-stress-ipc-%d-ledger",
+           (int)getpid());
   fl_ipc_unlink(region);
   shm_unlink(ledger_name);
   l = map_ledger(ledger_name, 1);
@@ -722,7 +754,8 @@ int stress_ipc_main(int argc, char **argv)
       continue;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      printf("fastlock-stress: !!! worker %d ended badly (status %#x)\n", k, status);
+      printf("fastlock-stress: !!! worker %d ended badly (status %#x)\n", k,
+             status);
       failed = 1;
     }
     ops += l->w[k].ops;
@@ -742,13 +775,14 @@ int stress_ipc_main(int argc, char **argv)
 
   printf("fastlock-stress: %llu operations, %llu timed out, %llu kills, "
          "%llu abandoned mutexes reported; latest timeout %.1f ms past its "
-         "deadline; %llu checker samples\n", (unsigned long long)ops,
-         (unsigned long long)timeouts, (unsigned long long)kills,
-         (unsigned long long)abandoned, (double)worst / 1e6,
-         (unsigned long long)l->samples);
+         "deadline; %llu checker samples\n",
+         (unsigned long long)ops, (unsigned long long)timeouts,
+         (unsigned long long)kills, (unsigned long long)abandoned,
+         (double)worst / 1e6, (unsigned long long)l->samples);
   if (stuck != 0) {
-    printf("fastlock-stress: !!! %d process(es) did not finish 10 s after the end\n",
-           stuck);
+    printf(
+        "fastlock-stress: !!! %d process(es) did not finish 10 s after the end\n",
+        stuck);
     failed = 1;
   }
   if (bad != 0) {
@@ -763,12 +797,13 @@ int stress_ipc_main(int argc, char **argv)
   }
   /* The final sweep: every mutex once more, then the sums.  */
   for (i = 0; i < NOBJ && stuck == 0; i++) {
-    struct timespec d = fl_deadline_after_ns(CLOCK_MONOTONIC, (int64_t)5 * FL_NSEC_PER_SEC);
+    struct timespec d =
+        fl_deadline_after_ns(CLOCK_MONOTONIC, (int64_t)5 * FL_NSEC_PER_SEC);
     uint32_t index, count = 0;
     if (i < MUTEX0) {
       fl_ipc_sem_read(r, o[i], &count, NULL);
-      printf("  semaphore %d: count %u, possibly lost %u (initial %u)\n", i, count,
-             t.possible[i], SEM_UNITS);
+      printf("  semaphore %d: count %u, possibly lost %u (initial %u)\n", i,
+             count, t.possible[i], SEM_UNITS);
       if (count > SEM_UNITS || count + t.possible[i] < SEM_UNITS) {
         printf("fastlock-stress: !!! semaphore %d not conserved\n", i);
         failed = 1;
@@ -783,19 +818,21 @@ int stress_ipc_main(int argc, char **argv)
         failed = 1;
       }
       printf("  mutex %d: abandoned %u times, EOWNERDEAD %u times (%u may have "
-             "gone unrecorded with a killed acquirer)\n", i, t.abandons[i],
-             l->reports[i], t.unrecorded[i]);
+             "gone unrecorded with a killed acquirer)\n",
+             i, t.abandons[i], l->reports[i], t.unrecorded[i]);
       if (l->reports[i] > t.abandons[i]
           || l->reports[i] + t.unrecorded[i] < t.abandons[i]) {
-        printf("fastlock-stress: !!! mutex %d: abandonment not reported exactly "
-               "once\n", i);
+        printf(
+            "fastlock-stress: !!! mutex %d: abandonment not reported exactly "
+            "once\n",
+            i);
         failed = 1;
       }
     }
   }
   printf("fastlock-stress: %u of %llu deaths were cleaned up by the waiters "
-         "before the supervisor asked\n", t.found_by_waiters,
-         (unsigned long long)kills);
+         "before the supervisor asked\n",
+         t.found_by_waiters, (unsigned long long)kills);
   if (l->violations != 0) {
     printf("fastlock-stress: !!! %llu violation(s) seen by the supervisor\n",
            (unsigned long long)l->violations);

@@ -16,7 +16,8 @@
 #define STRESS_MAX_DURATION 86400.0
 
 /* Bad input: the one-line error, and STRESS_PARSE_ERROR.  */
-#define fail(err, size, ...) cli_fail(err, size, STRESS_PARSE_ERROR, __VA_ARGS__)
+#define fail(err, size, ...)                                                   \
+ cli_fail(err, size, STRESS_PARSE_ERROR, __VA_ARGS__)
 
 /* The index of s in names[n], or -1.  */
 static int lookup(const char *s, const char *const *names, int n)
@@ -31,46 +32,64 @@ static int lookup(const char *s, const char *const *names, int n)
 
 void stress_usage(FILE *out)
 {
-  fprintf(out,
-"usage: fastlock-stress rwsem [--readers N] [--writers M] [--mode MODE] [--read-bias]\n"
-"       fastlock-stress spin [--threads N] [--type tas|ticket|queued]\n"
-"       fastlock-stress counter [--threads N] [--strategy STRATEGY]\n"
-"       fastlock-stress ipc [--processes N] [--kill-ms MS] ... (fastlock-stress(1))\n"
-"  common options: [--impl IMPL] [--duration SEC] [--interval SEC]\n"
-"                  [--pshared [--processes P]] [--seed N] [--fail-on-starvation]\n"
-"Tortures one primitive, in the manner of the kernel's locktorture: threads\n"
-"take it with random hold times and random try, timed and downgrade\n"
-"operations, an occasional long hold forcing pile-ups, and check in every\n"
-"critical section that no writer overlaps anyone.  Progress every --interval\n"
-"seconds; the final report ends in \"End of test: SUCCESS\" or \"FAILURE\".\n"
-"\n"
-"  rwsem:   --readers N (default 4), --writers M (default 2),\n"
-"           --mode fair|prefer-reader|prefer-writer (default: fair; pthread:\n"
-"           prefer-reader), --read-bias (FL_RWSEM_READ_BIAS)\n"
-"  spin:    --threads N (default 4), --type tas|ticket|queued (default tas)\n"
-"  counter: --threads N (default 4), --strategy auto|shared|percpu-atomic|\n"
-"           perthread-sigsafe|percpu-rseq (default auto); threads exit and\n"
-"           are replaced, signal handlers add too, the exact sum is checked\n"
-"  --impl IMPL      rwsem and spin: fastlock, pthread; counter: fastlock,\n"
-"                   atomic (default: fastlock)\n"
-"  --duration SEC   length of the run (default %g)\n"
-"  --interval SEC   seconds between progress lines, 0 for none (default 1)\n"
-"  --pshared        the lock lives in shared memory (FL_PSHARED)\n"
-"  --processes P    P processes, each mapping the memory at its own address\n"
-"                   and running all the threads asked for (default 1)\n"
-"  --seed N         random seed (default: from the clock; printed)\n"
-"  --fail-on-starvation  starvation (?\?\?) is a failure, not only a warning\n"
-"\n"
-"Exit status: 0 SUCCESS, 1 FAILURE, 2 bad input (nothing was run).\n"
-"See fastlock-stress(1).\n", STRESS_DEFAULT_DURATION);
+  fprintf(
+      out,
+      "usage: fastlock-stress rwsem [--readers N] [--writers M] [--mode MODE] [--read-bias]\n"
+      "       fastlock-stress spin [--threads N] [--type tas|ticket|queued]\n"
+      "       fastlock-stress counter [--threads N] [--strategy STRATEGY]\n"
+      "       fastlock-stress ipc [--processes N] [--kill-ms MS] ... (fastlock-stress(1))\n"
+      "  common options: [--impl IMPL] [--duration SEC] [--interval SEC]\n"
+      "                  [--pshared [--processes P]] [--seed N] [--fail-on-starvation]\n"
+      "Tortures one primitive, in the manner of the kernel's locktorture: threads\n"
+      "take it with random hold times and random try, timed and downgrade\n"
+      "operations, an occasional long hold forcing pile-ups, and check in every\n"
+      "critical section that no writer overlaps anyone.  Progress every --interval\n"
+      "seconds; the final report ends in \"End of test: SUCCESS\" or \"FAILURE\".\n"
+      "\n"
+      "  rwsem:   --readers N (default 4), --writers M (default 2),\n"
+      "           --mode fair|prefer-reader|prefer-writer (default: fair; pthread:\n"
+      "           prefer-reader), --read-bias (FL_RWSEM_READ_BIAS)\n"
+      "  spin:    --threads N (default 4), --type tas|ticket|queued (default tas)\n"
+      "  counter: --threads N (default 4), --strategy auto|shared|percpu-atomic|\n"
+      "           perthread-sigsafe|percpu-rseq (default auto); threads exit and\n"
+      "           are replaced, signal handlers add too, the exact sum is checked\n"
+      "  --impl IMPL      rwsem and spin: fastlock, pthread; counter: fastlock,\n"
+      "                   atomic (default: fastlock)\n"
+      "  --duration SEC   length of the run (default %g)\n"
+      "  --interval SEC   seconds between progress lines, 0 for none (default 1)\n"
+      "  --pshared        the lock lives in shared memory (FL_PSHARED)\n"
+      "  --processes P    P processes, each mapping the memory at its own address\n"
+      "                   and running all the threads asked for (default 1)\n"
+      "  --seed N         random seed (default: from the clock; printed)\n"
+      "  --fail-on-starvation  starvation (?\?\?) is a failure, not only a warning\n"
+      "\n"
+      "Exit status: 0 SUCCESS, 1 FAILURE, 2 bad input (nothing was run).\n"
+      "See fastlock-stress(1).\n",
+      STRESS_DEFAULT_DURATION);
 }
 
-enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *cfg,
-                                      char *err, size_t errsize)
+enum stress_parse_result stress_parse(int argc, char **argv,
+                                      struct stress_cfg *cfg, char *err,
+                                      size_t errsize)
 {
-  enum { O_READERS = 256, O_WRITERS, O_THREADS, O_MODE, O_READ_BIAS, O_TYPE, O_STRATEGY,
-         O_IMPL, O_DURATION, O_INTERVAL, O_PSHARED, O_PROCESSES, O_SEED, O_STARVATION,
-         O_HELP, O_VERSION };
+  enum {
+    O_READERS = 256,
+    O_WRITERS,
+    O_THREADS,
+    O_MODE,
+    O_READ_BIAS,
+    O_TYPE,
+    O_STRATEGY,
+    O_IMPL,
+    O_DURATION,
+    O_INTERVAL,
+    O_PSHARED,
+    O_PROCESSES,
+    O_SEED,
+    O_STARVATION,
+    O_HELP,
+    O_VERSION
+  };
   static const struct option longopts[] = {
     { "readers", required_argument, NULL, O_READERS },
     { "writers", required_argument, NULL, O_WRITERS },
@@ -91,12 +110,13 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
     { NULL, 0, NULL, 0 },
   };
   static const char *const prims[] = { "rwsem", "spin", "counter" };
-  static const char *const modes[] = { "fair", "prefer-reader", "prefer-writer" };
+  static const char *const modes[] = { "fair", "prefer-reader",
+                                       "prefer-writer" };
   static const char *const types[] = { "tas", "ticket", "queued" };
   static const char valid_options[] =
-    "--readers --writers --threads --mode --read-bias --type --strategy --impl "
-    "--duration --interval --pshared --processes --seed --fail-on-starvation --help "
-    "--version";
+      "--readers --writers --threads --mode --read-bias --type --strategy --impl "
+      "--duration --interval --pshared --processes --seed --fail-on-starvation --help "
+      "--version";
   /* The last rwsem-only option given, and which others were given.  */
   const char *rwsem_opt = NULL;
   int threads_given = 0, type_given = 0, strategy_given = 0;
@@ -113,85 +133,110 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
   cfg->interval = 1.0;
   cfg->processes = 1;
   cfg->seed = (uint64_t)time(NULL);
-  optind = 0;                   /* GNU: start afresh (the tests parse often) */
+  optind = 0; /* GNU: start afresh (the tests parse often) */
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
     switch (c) {
-    case O_READERS:
-    case O_WRITERS:
-      if (cli_long(optarg, 0, STRESS_MAX_THREADS, &v) != 0)
-        return fail(err, errsize, "--%s: '%s' is not valid; valid: 0 to %d",
-                    c == O_READERS ? "readers" : "writers", optarg, STRESS_MAX_THREADS);
-      *(c == O_READERS ? &cfg->readers : &cfg->writers) = (int)v;
-      rwsem_opt = c == O_READERS ? "--readers" : "--writers";
-      break;
-    case O_THREADS:
-      if (cli_long(optarg, 1, STRESS_MAX_THREADS, &v) != 0)
-        return fail(err, errsize, "--threads: '%s' is not valid; valid: 1 to %d", optarg,
-                    STRESS_MAX_THREADS);
-      cfg->threads = (int)v;
-      threads_given = 1;
-      break;
-    case O_MODE:
-      if ((cfg->mode = lookup(optarg, modes, 3)) < 0)
-        return fail(err, errsize, "--mode: unknown mode '%s'; valid: fair prefer-reader "
-                    "prefer-writer", optarg);
-      rwsem_opt = "--mode";
-      break;
-    case O_READ_BIAS:
-      cfg->read_bias = 1;
-      rwsem_opt = "--read-bias";
-      break;
-    case O_TYPE:
-      if ((cfg->type = lookup(optarg, types, 3)) < 0)
-        return fail(err, errsize, "--type: unknown spinlock type '%s'; valid: tas ticket "
-                    "queued", optarg);
-      type_given = 1;
-      break;
-    case O_STRATEGY:
-      if ((cfg->strategy = lookup(optarg, stress_strategy_names, STRESS_NSTRATEGIES)) < 0)
-        return fail(err, errsize, "--strategy: unknown strategy '%s'; valid: auto shared "
-                    "percpu-atomic perthread-sigsafe percpu-rseq", optarg);
-      strategy_given = 1;
-      break;
-    case O_IMPL: cfg->impl = optarg; break;
-    case O_DURATION:
-      if (cli_seconds(optarg, 0, STRESS_MAX_DURATION, &cfg->duration) != 0)
-        return fail(err, errsize, "--duration: '%s' is not valid; valid: seconds, more "
-                    "than 0 and at most %g", optarg, STRESS_MAX_DURATION);
-      break;
-    case O_INTERVAL:
-      if (strcmp(optarg, "0") == 0)
-        cfg->interval = 0;
-      else if (cli_seconds(optarg, 0, STRESS_MAX_DURATION, &cfg->interval) != 0)
-        return fail(err, errsize, "--interval: '%s' is not valid; valid: seconds, 0 for "
-                    "no progress lines", optarg);
-      break;
-    case O_PSHARED: cfg->pshared = 1; break;
-    case O_PROCESSES:
-      if (cli_long(optarg, 1, STRESS_MAX_PROCESSES, &v) != 0)
-        return fail(err, errsize, "--processes: '%s' is not valid; valid: 1 to %d",
-                    optarg, STRESS_MAX_PROCESSES);
-      cfg->processes = (int)v;
-      break;
-    case O_SEED:
-      if (cli_long(optarg, 0, 2147483647L, &v) != 0)
-        return fail(err, errsize, "--seed: '%s' is not valid; valid: 0 to 2147483647",
-                    optarg);
-      cfg->seed = (uint64_t)v;
-      break;
-    case O_STARVATION: cfg->fail_on_starvation = 1; break;
-    case O_HELP: return STRESS_PARSE_HELP;
-    case O_VERSION: return STRESS_PARSE_VERSION;
-    default:
-      if (optopt != 0 && optopt < O_READERS)
-        return fail(err, errsize, "unknown option '-%c'; valid: %s", optopt,
-                    valid_options);
-      if (optopt >= O_READERS)
-        return fail(err, errsize, "option '%s' needs a value; valid: %s",
+      case O_READERS:
+      case O_WRITERS:
+        if (cli_long(optarg, 0, STRESS_MAX_THREADS, &v) != 0)
+          return fail(err, errsize, "--%s: '%s' is not valid; valid: 0 to %d",
+                      c == O_READERS ? "readers" : "writers", optarg,
+                      STRESS_MAX_THREADS);
+        *(c == O_READERS ? &cfg->readers : &cfg->writers) = (int)v;
+        rwsem_opt = c == O_READERS ? "--readers" : "--writers";
+        break;
+      case O_THREADS:
+        if (cli_long(optarg, 1, STRESS_MAX_THREADS, &v) != 0)
+          return fail(err, errsize,
+                      "--threads: '%s' is not valid; valid: 1 to %d", optarg,
+                      STRESS_MAX_THREADS);
+        cfg->threads = (int)v;
+        threads_given = 1;
+        break;
+      case O_MODE:
+        if ((cfg->mode = lookup(optarg, modes, 3)) < 0)
+          return fail(err, errsize,
+                      "--mode: unknown mode '%s'; valid: fair prefer-reader "
+                      "prefer-writer",
+                      optarg);
+        rwsem_opt = "--mode";
+        break;
+      case O_READ_BIAS:
+        cfg->read_bias = 1;
+        rwsem_opt = "--read-bias";
+        break;
+      case O_TYPE:
+        if ((cfg->type = lookup(optarg, types, 3)) < 0)
+          return fail(err, errsize,
+                      "--type: unknown spinlock type '%s'; valid: tas ticket "
+                      "queued",
+                      optarg);
+        type_given = 1;
+        break;
+      case O_STRATEGY:
+        if ((cfg->strategy =
+                 lookup(optarg, stress_strategy_names, STRESS_NSTRATEGIES))
+            < 0)
+          return fail(err, errsize,
+                      "--strategy: unknown strategy '%s'; valid: auto shared "
+                      "percpu-atomic perthread-sigsafe percpu-rseq",
+                      optarg);
+        strategy_given = 1;
+        break;
+      case O_IMPL:
+        cfg->impl = optarg;
+        break;
+      case O_DURATION:
+        if (cli_seconds(optarg, 0, STRESS_MAX_DURATION, &cfg->duration) != 0)
+          return fail(err, errsize,
+                      "--duration: '%s' is not valid; valid: seconds, more "
+                      "than 0 and at most %g",
+                      optarg, STRESS_MAX_DURATION);
+        break;
+      case O_INTERVAL:
+        if (strcmp(optarg, "0") == 0)
+          cfg->interval = 0;
+        else if (cli_seconds(optarg, 0, STRESS_MAX_DURATION, &cfg->interval)
+                 != 0)
+          return fail(err, errsize,
+                      "--interval: '%s' is not valid; valid: seconds, 0 for "
+                      "no progress lines",
+                      optarg);
+        break;
+      case O_PSHARED:
+        cfg->pshared = 1;
+        break;
+      case O_PROCESSES:
+        if (cli_long(optarg, 1, STRESS_MAX_PROCESSES, &v) != 0)
+          return fail(err, errsize,
+                      "--processes: '%s' is not valid; valid: 1 to %d", optarg,
+                      STRESS_MAX_PROCESSES);
+        cfg->processes = (int)v;
+        break;
+      case O_SEED:
+        if (cli_long(optarg, 0, 2147483647L, &v) != 0)
+          return fail(err, errsize,
+                      "--seed: '%s' is not valid; valid: 0 to 2147483647",
+                      optarg);
+        cfg->seed = (uint64_t)v;
+        break;
+      case O_STARVATION:
+        cfg->fail_on_starvation = 1;
+        break;
+      case O_HELP:
+        return STRESS_PARSE_HELP;
+      case O_VERSION:
+        return STRESS_PARSE_VERSION;
+      default:
+        if (optopt != 0 && optopt < O_READERS)
+          return fail(err, errsize, "unknown option '-%c'; valid: %s", optopt,
+                      valid_options);
+        if (optopt >= O_READERS)
+          return fail(err, errsize, "option '%s' needs a value; valid: %s",
+                      argv[optind - 1], valid_options);
+        return fail(err, errsize, "unknown option '%s'; valid: %s",
                     argv[optind - 1], valid_options);
-      return fail(err, errsize, "unknown option '%s'; valid: %s", argv[optind - 1],
-                  valid_options);
     }
   }
 
@@ -201,7 +246,8 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
     return fail(err, errsize, "unexpected argument '%s' after the primitive",
                 argv[optind + 1]);
   if ((prim = lookup(argv[optind], prims, 3)) < 0)
-    return fail(err, errsize, "unknown primitive '%s'; valid: rwsem spin counter",
+    return fail(err, errsize,
+                "unknown primitive '%s'; valid: rwsem spin counter",
                 argv[optind]);
   cfg->prim = (enum stress_prim)prim;
   cfg->prim_name = prims[prim];
@@ -209,21 +255,24 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
   if (rwsem_opt != NULL && cfg->prim != STRESS_RWSEM)
     return fail(err, errsize, "%s applies to rwsem only", rwsem_opt);
   if (threads_given && cfg->prim == STRESS_RWSEM)
-    return fail(err, errsize, "--threads applies to spin and counter; rwsem takes "
+    return fail(err, errsize,
+                "--threads applies to spin and counter; rwsem takes "
                 "--readers and --writers");
   if (type_given && cfg->prim != STRESS_SPIN)
     return fail(err, errsize, "--type applies to spin only");
   if (strategy_given && cfg->prim != STRESS_COUNTER)
     return fail(err, errsize, "--strategy applies to counter only");
   if (cfg->prim == STRESS_RWSEM && cfg->readers + cfg->writers < 1)
-    return fail(err, errsize, "--readers and --writers: at least one thread in all");
-  if ((cfg->prim == STRESS_RWSEM ? cfg->readers + cfg->writers : cfg->threads) >
-      STRESS_MAX_THREADS)
+    return fail(err, errsize,
+                "--readers and --writers: at least one thread in all");
+  if ((cfg->prim == STRESS_RWSEM ? cfg->readers + cfg->writers : cfg->threads)
+      > STRESS_MAX_THREADS)
     return fail(err, errsize, "at most %d threads in all", STRESS_MAX_THREADS);
   if (cfg->processes > 1 && !cfg->pshared)
     return fail(err, errsize, "--processes needs --pshared");
   if (cfg->pshared && cfg->prim == STRESS_COUNTER)
-    return fail(err, errsize, "--pshared: counters are per process; valid for rwsem "
+    return fail(err, errsize,
+                "--pshared: counters are per process; valid for rwsem "
                 "and spin");
 
   if (cfg->impl == NULL)
@@ -241,27 +290,33 @@ enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *
     goto bad_impl;
   if (strcmp(cfg->impl, "pthread") == 0) {
     if (type_given)
-      return fail(err, errsize, "--type applies to --impl fastlock; pthread has "
+      return fail(err, errsize,
+                  "--type applies to --impl fastlock; pthread has "
                   "pthread_spinlock_t only");
     if (cfg->read_bias)
       return fail(err, errsize, "--read-bias applies to --impl fastlock");
     if (cfg->mode == STRESS_FAIR)
-      return fail(err, errsize, "--impl pthread has no fair mode; valid: prefer-reader "
+      return fail(err, errsize,
+                  "--impl pthread has no fair mode; valid: prefer-reader "
                   "(glibc's default) prefer-writer");
   }
   if (cfg->mode < 0)
-    cfg->mode = strcmp(cfg->impl, "pthread") == 0 ? STRESS_PREFER_READER : STRESS_FAIR;
+    cfg->mode =
+        strcmp(cfg->impl, "pthread") == 0 ? STRESS_PREFER_READER : STRESS_FAIR;
   if (cfg->pshared && !cfg->lock->pshared_ok)
-    return fail(err, errsize, "--pshared: %s is process-private", cfg->lock->what);
+    return fail(err, errsize, "--pshared: %s is process-private",
+                cfg->lock->what);
   if (cfg->pshared && cfg->read_bias)
-    return fail(err, errsize, "--read-bias is for process-private rwsems; drop "
+    return fail(err, errsize,
+                "--read-bias is for process-private rwsems; drop "
                 "--pshared or --read-bias");
   return STRESS_PARSE_RUN;
 
 bad_impl:
   if (why != NULL)
-    return fail(err, errsize, "--impl %s: not available in this build: %s", cfg->impl,
-                why);
-  return fail(err, errsize, "--impl: unknown implementation '%s' of %s; valid: %s",
-              cfg->impl, cfg->prim_name, stress_impl_names(cfg->prim));
+    return fail(err, errsize, "--impl %s: not available in this build: %s",
+                cfg->impl, why);
+  return fail(err, errsize,
+              "--impl: unknown implementation '%s' of %s; valid: %s", cfg->impl,
+              cfg->prim_name, stress_impl_names(cfg->prim));
 }

@@ -69,7 +69,8 @@
 #if __GCC_ATOMIC_LLONG_LOCK_FREE == 2
 static inline void stat_add(uint64_t *p, uint64_t v)
 {
-  __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+  __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v,
+                   __ATOMIC_RELAXED);
 }
 
 static inline uint64_t stat_get(const uint64_t *p)
@@ -90,10 +91,10 @@ static inline uint64_t stat_get(const uint64_t *p)
 
 struct stats {
   uint64_t ops, busy, timeouts, downgrades, long_holds, fails;
-  uint64_t signals, threads;             /* counter */
-  int64_t added, handler_added;          /* counter: read after the join */
+  uint64_t signals, threads;    /* counter */
+  int64_t added, handler_added; /* counter: read after the join */
   int cls;
-  int done;                              /* counter: the thread has finished */
+  int done; /* counter: the thread has finished */
 } __attribute__((aligned(128)));
 
 /* Everything the threads of all processes share.  */
@@ -139,7 +140,8 @@ static uint64_t rnd(uint64_t *s)
  * never leave.  */
 static uint64_t rng_seed(uint64_t seed, int index)
 {
-  uint64_t s = seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)index * 0xbf58476d1ce4e5b9ull;
+  uint64_t s =
+      seed * 0x9e3779b97f4a7c15ull ^ (uint64_t)index * 0xbf58476d1ce4e5b9ull;
   return s != 0 ? s : 1;
 }
 
@@ -149,7 +151,7 @@ static int stopped(const struct shared *sh)
 }
 
 static void failure(struct worker *w, const char *fmt, ...)
-  __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 static void failure(struct worker *w, const char *fmt, ...)
 {
@@ -163,8 +165,10 @@ static void failure(struct worker *w, const char *fmt, ...)
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   printf("fastlock-stress: !!! %s %d: %s\n",
-          w->cfg->prim == STRESS_SPIN ? "thread" : w->st->cls ? "writer" : "reader",
-          w->index, msg);
+         w->cfg->prim == STRESS_SPIN ? "thread"
+         : w->st->cls                ? "writer"
+                                     : "reader",
+         w->index, msg);
 }
 
 static void spin_for(uint64_t n)
@@ -175,7 +179,8 @@ static void spin_for(uint64_t n)
 
 static void sleep_ns(int64_t ns)
 {
-  struct timespec ts = { (time_t)(ns / FL_NSEC_PER_SEC), (long)(ns % FL_NSEC_PER_SEC) };
+  struct timespec ts = { (time_t)(ns / FL_NSEC_PER_SEC),
+                         (long)(ns % FL_NSEC_PER_SEC) };
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
     ;
 }
@@ -207,7 +212,8 @@ static const char *errname(int rc)
 static char verdict[256];
 static int run_failed;
 
-static void fail_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail_run(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 static void fail_run(const char *fmt, ...)
 {
@@ -240,7 +246,7 @@ static int acquire(struct worker *w, int cls)
   } else if (r < 30 && ops->timedlock[cls] != NULL) {
     clockid_t clock = rnd(&w->rng) & 1 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     struct timespec deadline =
-      fl_deadline_after_ns(clock, (int64_t)(rnd(&w->rng) % 300000));
+        fl_deadline_after_ns(clock, (int64_t)(rnd(&w->rng) % 300000));
     rc = ops->timedlock[cls](w->obj, clock, &deadline);
     if (rc == ETIMEDOUT) {
       stat_add(&w->st->timeouts, 1);
@@ -396,7 +402,8 @@ static void start_thread(struct worker *w, void *(*fn)(void *))
 {
   int rc = pthread_create(&w->tid, NULL, fn, w);
   if (rc != 0) {
-    fprintf(stderr, "fastlock-stress: cannot start a thread: %s\n", strerror(rc));
+    fprintf(stderr, "fastlock-stress: cannot start a thread: %s\n",
+            strerror(rc));
     exit(1);
   }
 }
@@ -408,7 +415,8 @@ static int join_all(struct worker *w, int n, int64_t deadline_mono)
 
   for (k = 0; k < n; k++) {
     int64_t left = deadline_mono - now_ns();
-    struct timespec abs = fl_deadline_after_ns(CLOCK_REALTIME, left > 0 ? left : 0);
+    struct timespec abs =
+        fl_deadline_after_ns(CLOCK_REALTIME, left > 0 ? left : 0);
     if (pthread_timedjoin_np(w[k].tid, NULL, &abs) != 0)
       stuck++;
   }
@@ -443,8 +451,8 @@ static int starved(const struct stress_cfg *cfg, const struct summary *s)
   return cfg->prim != STRESS_COUNTER && s->threads > 1 && s->max / 2 > s->min;
 }
 
-static void print_class(const struct stress_cfg *cfg, const struct summary *s, int cls,
-                        const char *prefix)
+static void print_class(const struct stress_cfg *cfg, const struct summary *s,
+                        int cls, const char *prefix)
 {
   printf("%s%s:  Total: %llu  Max/Min: %llu/%llu %s  Fail: %llu %s\n", prefix,
          class_label(cfg->prim, cls), (unsigned long long)s->total,
@@ -453,8 +461,8 @@ static void print_class(const struct stress_cfg *cfg, const struct summary *s, i
          s->fails ? "!!!" : "");
 }
 
-static void progress(const struct stress_cfg *cfg, const struct shared *sh, int nw,
-                     double t)
+static void progress(const struct stress_cfg *cfg, const struct shared *sh,
+                     int nw, double t)
 {
   char prefix[64];
   int cls;
@@ -475,8 +483,8 @@ static void progress(const struct stress_cfg *cfg, const struct shared *sh, int 
  * when we wake, even past the end, and the times we slept through are
  * skipped: a run longer than its interval always prints a line, and
  * never a burst of them.  */
-static void run_clock(const struct stress_cfg *cfg, struct shared *sh, int nw, int64_t t0,
-                      void (*tick)(void *), void *arg)
+static void run_clock(const struct stress_cfg *cfg, struct shared *sh, int nw,
+                      int64_t t0, void (*tick)(void *), void *arg)
 {
   int64_t end = t0 + (int64_t)(cfg->duration * 1e9);
   int64_t step = cfg->interval * 1e9 >= 1 ? (int64_t)(cfg->interval * 1e9) : 1;
@@ -519,8 +527,8 @@ static struct shared *map_shared(int fd, size_t size)
 
 /* The threads of one process, on the mapping sh; returns how many did
  * not finish in time.  */
-static int run_lock_threads(const struct stress_cfg *cfg, struct shared *sh, int proc,
-                            int report)
+static int run_lock_threads(const struct stress_cfg *cfg, struct shared *sh,
+                            int proc, int report)
 {
   int per = threads_per_process(cfg), k, stuck;
   struct worker *w = calloc((size_t)per, sizeof *w);
@@ -544,8 +552,9 @@ static int run_lock_threads(const struct stress_cfg *cfg, struct shared *sh, int
     run_clock(cfg, sh, per * cfg->processes, t0, NULL, NULL);
     __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
   }
-  stuck = join_all(w, per, (report ? now_ns() : t0 + (int64_t)(cfg->duration * 1e9)) +
-                   GRACE_NS);
+  stuck = join_all(w, per,
+                   (report ? now_ns() : t0 + (int64_t)(cfg->duration * 1e9))
+                       + GRACE_NS);
   free(w);
   return stuck;
 }
@@ -554,7 +563,7 @@ struct counter_run {
   const struct stress_cfg *cfg;
   struct worker *w;
   uint64_t rng;
-  int signals;               /* 0: this runtime loses TLS in a handler */
+  int signals; /* 0: this runtime loses TLS in a handler */
 };
 
 /* Every millisecond: replace the threads that finished (their tallies
@@ -651,17 +660,19 @@ static void run_counter(const struct stress_cfg *cfg, struct shared *sh)
   approx = c->read(obj);
   if (sum != expected) {
     printf("fastlock-stress: !!! sum %lld, expected %lld (off by %lld)\n",
-            (long long)sum, (long long)expected, (long long)(sum - expected));
+           (long long)sum, (long long)expected, (long long)(sum - expected));
     fails++;
   }
-  printf("%s:  Total: %llu  Max/Min: %llu/%llu  Fail: %d %s\n", class_label(cfg->prim, 0),
-         (unsigned long long)ops, (unsigned long long)maxops, (unsigned long long)minops,
-         fails, fails ? "!!!" : "");
-  printf("  threads run: %llu (each exits after a random number of adds), signal "
-         "handler adds: %llu\n"
-         "  exact sum: %lld, expected: %lld, approximate read: %lld\n",
-         (unsigned long long)threads, (unsigned long long)signals, (long long)sum,
-         (long long)expected, (long long)approx);
+  printf("%s:  Total: %llu  Max/Min: %llu/%llu  Fail: %d %s\n",
+         class_label(cfg->prim, 0), (unsigned long long)ops,
+         (unsigned long long)maxops, (unsigned long long)minops, fails,
+         fails ? "!!!" : "");
+  printf(
+      "  threads run: %llu (each exits after a random number of adds), signal "
+      "handler adds: %llu\n"
+      "  exact sum: %lld, expected: %lld, approximate read: %lld\n",
+      (unsigned long long)threads, (unsigned long long)signals, (long long)sum,
+      (long long)expected, (long long)approx);
   rc = c->destroy(obj);
   if (rc != 0) {
     printf("fastlock-stress: !!! destroy returned %s\n", errname(rc));
@@ -675,7 +686,8 @@ static void run_counter(const struct stress_cfg *cfg, struct shared *sh)
 
 static const char *mode_name(int mode)
 {
-  static const char *const names[] = { "fair", "prefer-reader", "prefer-writer" };
+  static const char *const names[] = { "fair", "prefer-reader",
+                                       "prefer-writer" };
   return names[mode];
 }
 
@@ -691,14 +703,17 @@ int main(int argc, char **argv)
   if (argc > 1 && strcmp(argv[1], "ipc") == 0)
     return stress_ipc_main(argc - 1, argv + 1);
   switch (stress_parse(argc, argv, &cfg, err, sizeof err)) {
-  case STRESS_PARSE_RUN: break;
-  case STRESS_PARSE_HELP: stress_usage(stdout); return 0;
-  case STRESS_PARSE_VERSION:
-    printf("fastlock-stress %s (%s)\n", fl_version(), fl_build_config());
-    return 0;
-  case STRESS_PARSE_ERROR:
-    fprintf(stderr, "fastlock-stress: %s\n", err);
-    return 2;
+    case STRESS_PARSE_RUN:
+      break;
+    case STRESS_PARSE_HELP:
+      stress_usage(stdout);
+      return 0;
+    case STRESS_PARSE_VERSION:
+      printf("fastlock-stress %s (%s)\n", fl_version(), fl_build_config());
+      return 0;
+    case STRESS_PARSE_ERROR:
+      fprintf(stderr, "fastlock-stress: %s\n", err);
+      return 2;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
 
@@ -714,12 +729,14 @@ int main(int argc, char **argv)
   if (cfg.prim == STRESS_COUNTER && strcmp(cfg.impl, "fastlock") == 0)
     printf(" strategy=%s", stress_strategy_names[cfg.strategy]);
   printf(" duration=%gs pshared=%s processes=%d seed=%llu\n", cfg.duration,
-         cfg.pshared ? "yes" : "no", cfg.processes, (unsigned long long)cfg.seed);
+         cfg.pshared ? "yes" : "no", cfg.processes,
+         (unsigned long long)cfg.seed);
   printf("fastlock-stress: fastlock %s (%s), %ld online CPUs\n", fl_version(),
          fl_build_config(), sysconf(_SC_NPROCESSORS_ONLN));
   rc = fl_context_pin_uniprocessor();
   if (rc >= 0)
-    printf("fastlock-stress: uniprocessor build: every thread kept on CPU %d\n", rc);
+    printf("fastlock-stress: uniprocessor build: every thread kept on CPU %d\n",
+           rc);
 
   size = sizeof *sh + (size_t)nw * sizeof sh->w[0];
   if (cfg.processes > 1) {
@@ -732,7 +749,7 @@ int main(int argc, char **argv)
   sh = map_shared(fd, size);
   for (rc = 0; rc < nw; rc++)
     sh->w[rc].cls = cfg.prim == STRESS_RWSEM ? rc % per >= cfg.readers
-                  : cfg.prim == STRESS_SPIN;
+                                             : cfg.prim == STRESS_SPIN;
 
   if (cfg.prim == STRESS_COUNTER) {
     run_counter(&cfg, sh);
@@ -773,7 +790,7 @@ int main(int argc, char **argv)
     run_clock(&cfg, sh, nw, now_ns(), NULL, NULL);
     __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
     deadline = now_ns() + GRACE_NS;
-    for (left = cfg.processes; left > 0 && now_ns() < deadline; ) {
+    for (left = cfg.processes; left > 0 && now_ns() < deadline;) {
       int status;
       for (p = 0; p < cfg.processes; p++) {
         if (pids[p] <= 0 || waitpid(pids[p], &status, WNOHANG) != pids[p])
@@ -798,8 +815,9 @@ int main(int argc, char **argv)
       }
   }
   if (stuck != 0) {
-    fail_run("%d %s did not finish 10 s after the end (deadlock or lost wake-up?)",
-             stuck, cfg.processes > 1 ? "process(es)" : "thread(s)");
+    fail_run(
+        "%d %s did not finish 10 s after the end (deadlock or lost wake-up?)",
+        stuck, cfg.processes > 1 ? "process(es)" : "thread(s)");
   }
 
   for (cls = 0; cls < 2; cls++) {
@@ -816,9 +834,10 @@ int main(int argc, char **argv)
         long_holds += sh->w[k].long_holds;
       }
     print_class(&cfg, &s, cls, "");
-    printf("  trylock busy: %llu  timed out: %llu  downgrades: %llu  long holds: %llu\n",
-           (unsigned long long)busy, (unsigned long long)timeouts,
-           (unsigned long long)downgrades, (unsigned long long)long_holds);
+    printf(
+        "  trylock busy: %llu  timed out: %llu  downgrades: %llu  long holds: %llu\n",
+        (unsigned long long)busy, (unsigned long long)timeouts,
+        (unsigned long long)downgrades, (unsigned long long)long_holds);
     fails += s.fails;
     any_starved |= starved(&cfg, &s);
   }

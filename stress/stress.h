@@ -32,8 +32,8 @@ extern const char *const stress_strategy_names[STRESS_NSTRATEGIES];
 struct stress_lock_ops {
   const char *impl;
   enum stress_prim prim;
-  int type;                  /* spin: enum stress_spin_type; rwsem: -1 */
-  const char *what;          /* for the report */
+  int type;         /* spin: enum stress_spin_type; rwsem: -1 */
+  const char *what; /* for the report */
   size_t size;
   int pshared_ok;
   int (*init)(void *obj, int mode, int read_bias, int pshared);
@@ -41,7 +41,8 @@ struct stress_lock_ops {
   int (*lock[2])(void *obj);
   int (*trylock[2])(void *obj);
   /* NULL where the implementation has none.  */
-  int (*timedlock[2])(void *obj, clockid_t clock, const struct timespec *abstime);
+  int (*timedlock[2])(void *obj, clockid_t clock,
+                      const struct timespec *abstime);
   int (*unlock[2])(void *obj);
   int (*downgrade)(void *obj);
 };
@@ -61,11 +62,12 @@ struct stress_counter_ops {
 };
 
 /* NULL when there is no such driver.  */
-const struct stress_lock_ops *stress_find_lock(enum stress_prim prim, const char *impl,
-                                               int type);
+const struct stress_lock_ops *stress_find_lock(enum stress_prim prim,
+                                               const char *impl, int type);
 /* NULL when there is no such driver; *why says why when it exists but
  * cannot run in this build.  */
-const struct stress_counter_ops *stress_find_counter(const char *impl, const char **why);
+const struct stress_counter_ops *stress_find_counter(const char *impl,
+                                                     const char **why);
 /* The implementations of prim the help lists (not the broken one).  */
 const char *stress_impl_names(enum stress_prim prim);
 
@@ -73,11 +75,11 @@ struct stress_cfg {
   enum stress_prim prim;
   const char *prim_name;
   const char *impl;
-  const struct stress_lock_ops *lock;        /* rwsem, spin */
-  const struct stress_counter_ops *counter;  /* counter */
-  int readers, writers;      /* rwsem */
-  int threads;               /* spin, counter */
-  int mode;                  /* rwsem: enum stress_mode */
+  const struct stress_lock_ops *lock;       /* rwsem, spin */
+  const struct stress_counter_ops *counter; /* counter */
+  int readers, writers;                     /* rwsem */
+  int threads;                              /* spin, counter */
+  int mode;                                 /* rwsem: enum stress_mode */
   int read_bias;
   int type;                  /* spin */
   int strategy;              /* counter */
@@ -88,13 +90,17 @@ struct stress_cfg {
 };
 
 enum stress_parse_result {
-  STRESS_PARSE_RUN, STRESS_PARSE_HELP, STRESS_PARSE_VERSION, STRESS_PARSE_ERROR,
+  STRESS_PARSE_RUN,
+  STRESS_PARSE_HELP,
+  STRESS_PARSE_VERSION,
+  STRESS_PARSE_ERROR,
 };
 
 /* Make argv into cfg.  Prints nothing: on error err receives one line
  * saying what is valid.  */
-enum stress_parse_result stress_parse(int argc, char **argv, struct stress_cfg *cfg,
-                                      char *err, size_t errsize);
+enum stress_parse_result stress_parse(int argc, char **argv,
+                                      struct stress_cfg *cfg, char *err,
+                                      size_t errsize);
 void stress_usage(FILE *out);
 
 /* fastlock-stress ipc (stress-ipc.c): its own options, its own run.  */

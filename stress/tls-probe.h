@@ -16,8 +16,8 @@
 int fl_signals_keep_tls(int sig);
 
 /* What to say where it returns 0, after "no signals: " or the like.  */
-#define FL_TLS_LOST_WHY                                                 \
-  "a thread that runs a signal handler comes back with another "        \
-  "thread's TLS here (qemu-i386 user mode does this)"
+#define FL_TLS_LOST_WHY                                                        \
+ "a thread that runs a signal handler comes back with another "                \
+ "thread's TLS here (qemu-i386 user mode does this)"
 
 #endif /* FASTLOCK_STRESS_TLS_PROBE_H */

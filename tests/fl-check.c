@@ -36,8 +36,8 @@ static const char *shim_unusable(void)
 
   /* An old value of 0, so that syscall(2)'s -1 can only be an error.  */
   errno = 0;
-  if (syscall(SYS_sysmips, (long)MIPS_ATOMIC_SET, (long)&probe, 1L) == -1 &&
-      errno == ENOSYS)
+  if (syscall(SYS_sysmips, (long)MIPS_ATOMIC_SET, (long)&probe, 1L) == -1
+      && errno == ENOSYS)
     return "sysmips(MIPS_ATOMIC_SET) fails with ENOSYS: this kernel (or QEMU "
            "user mode, which does not implement sysmips) cannot run the "
            "sysmips variant";

@@ -34,7 +34,8 @@ int pt_in_thread(void *(*fn)(void *), void *arg)
 
 void *pt_shared(size_t size)
 {
-  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                 -1, 0);
   ck_assert_ptr_ne(p, MAP_FAILED);
   return p;
 }

@@ -52,33 +52,37 @@ static void must(int rc, int want, const char *what)
 static void take(int which, int read)
 {
   switch (type) {
-  case MUTEX:
-    must(pthread_mutex_lock(which ? pb : pa), 0, "pthread_mutex_lock");
-    if (twice)
-      must(pthread_mutex_lock(which ? pb : pa), 0, "pthread_mutex_lock again");
-    break;
-  case RWLOCK:
-    must(read ? pthread_rwlock_rdlock(which ? prb : pra)
-         : pthread_rwlock_wrlock(which ? prb : pra), 0, "pthread_rwlock_*lock");
-    break;
-  default:
-    must(pthread_spin_lock(which ? &spb : &spa), 0, "pthread_spin_lock");
+    case MUTEX:
+      must(pthread_mutex_lock(which ? pb : pa), 0, "pthread_mutex_lock");
+      if (twice)
+        must(pthread_mutex_lock(which ? pb : pa), 0,
+             "pthread_mutex_lock again");
+      break;
+    case RWLOCK:
+      must(read ? pthread_rwlock_rdlock(which ? prb : pra)
+                : pthread_rwlock_wrlock(which ? prb : pra),
+           0, "pthread_rwlock_*lock");
+      break;
+    default:
+      must(pthread_spin_lock(which ? &spb : &spa), 0, "pthread_spin_lock");
   }
 }
 
 static void drop(int which)
 {
   switch (type) {
-  case MUTEX:
-    if (twice)
-      must(pthread_mutex_unlock(which ? pb : pa), 0, "pthread_mutex_unlock inner");
-    must(pthread_mutex_unlock(which ? pb : pa), 0, "pthread_mutex_unlock");
-    break;
-  case RWLOCK:
-    must(pthread_rwlock_unlock(which ? prb : pra), 0, "pthread_rwlock_unlock");
-    break;
-  default:
-    must(pthread_spin_unlock(which ? &spb : &spa), 0, "pthread_spin_unlock");
+    case MUTEX:
+      if (twice)
+        must(pthread_mutex_unlock(which ? pb : pa), 0,
+             "pthread_mutex_unlock inner");
+      must(pthread_mutex_unlock(which ? pb : pa), 0, "pthread_mutex_unlock");
+      break;
+    case RWLOCK:
+      must(pthread_rwlock_unlock(which ? prb : pra), 0,
+           "pthread_rwlock_unlock");
+      break;
+    default:
+      must(pthread_spin_unlock(which ? &spb : &spa), 0, "pthread_spin_unlock");
   }
 }
 
@@ -106,11 +110,13 @@ static void *worker(void *arg)
     /* The mutex is released for the wait and taken again.  */
     must(pthread_mutex_lock(pa), 0, "pthread_mutex_lock for the wait");
     in_a_moment(&ts);
-    must(pthread_cond_timedwait(&cond, pa, &ts), ETIMEDOUT, "pthread_cond_timedwait");
+    must(pthread_cond_timedwait(&cond, pa, &ts), ETIMEDOUT,
+         "pthread_cond_timedwait");
     must(pthread_mutex_unlock(pa), 0, "pthread_mutex_unlock after the wait");
     /* A timed wait that fails takes nothing.  */
     in_a_moment(&ts);
-    must(pthread_mutex_timedlock(&held, &ts), ETIMEDOUT, "pthread_mutex_timedlock");
+    must(pthread_mutex_timedlock(&held, &ts), ETIMEDOUT,
+         "pthread_mutex_timedlock");
   }
   return NULL;
 }
@@ -125,7 +131,8 @@ static void run(int first)
 {
   pthread_t t;
 
-  must(pthread_create(&t, NULL, worker, first ? &t : NULL), 0, "pthread_create");
+  must(pthread_create(&t, NULL, worker, first ? &t : NULL), 0,
+       "pthread_create");
   must(pthread_join(t, NULL), 0, "pthread_join");
 }
 
@@ -135,8 +142,9 @@ int main(int argc, char **argv)
   const char *kind;
   int abba;
 
-  if (argc != 3 || (strcmp(argv[1], "abba") != 0 && strcmp(argv[1], "same") != 0
-                    && strcmp(argv[1], "ownerdead") != 0)) {
+  if (argc != 3
+      || (strcmp(argv[1], "abba") != 0 && strcmp(argv[1], "same") != 0
+          && strcmp(argv[1], "ownerdead") != 0)) {
     fprintf(stderr, "usage: pthread-lockdep abba|same|ownerdead KIND\n");
     return 2;
   }
@@ -144,14 +152,18 @@ int main(int argc, char **argv)
   kind = argv[2];
   must(pthread_mutexattr_init(&attr), 0, "pthread_mutexattr_init");
   if (strcmp(kind, "errorcheck") == 0) {
-    must(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK), 0, "settype");
+    must(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK), 0,
+         "settype");
   } else if (strcmp(kind, "recursive") == 0) {
-    must(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE), 0, "settype");
+    must(pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE), 0,
+         "settype");
     twice = 1;
   } else if (strcmp(kind, "robust") == 0) {
-    must(pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST), 0, "setrobust");
+    must(pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST), 0,
+         "setrobust");
   } else if (strcmp(kind, "pi") == 0) {
-    must(pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT), 0, "setprotocol");
+    must(pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT), 0,
+         "setprotocol");
   } else if (strcmp(kind, "static") == 0) {
     pa = &sa;
     pb = &sb;
@@ -173,15 +185,18 @@ int main(int argc, char **argv)
   must(pthread_mutex_init(&held, NULL), 0, "pthread_mutex_init held");
   must(pthread_rwlock_init(&ra, NULL), 0, "pthread_rwlock_init A");
   must(pthread_rwlock_init(&rb, NULL), 0, "pthread_rwlock_init B");
-  must(pthread_spin_init(&spa, PTHREAD_PROCESS_PRIVATE), 0, "pthread_spin_init A");
-  must(pthread_spin_init(&spb, PTHREAD_PROCESS_PRIVATE), 0, "pthread_spin_init B");
+  must(pthread_spin_init(&spa, PTHREAD_PROCESS_PRIVATE), 0,
+       "pthread_spin_init A");
+  must(pthread_spin_init(&spb, PTHREAD_PROCESS_PRIVATE), 0,
+       "pthread_spin_init B");
 
   if (strcmp(argv[1], "ownerdead") == 0) {
     pthread_t t;
 
     must(pthread_create(&t, NULL, die_holding, NULL), 0, "pthread_create");
     must(pthread_join(t, NULL), 0, "pthread_join");
-    must(pthread_mutex_lock(pa), EOWNERDEAD, "pthread_mutex_lock of a dead owner's");
+    must(pthread_mutex_lock(pa), EOWNERDEAD,
+         "pthread_mutex_lock of a dead owner's");
     must(pthread_mutex_consistent(pa), 0, "pthread_mutex_consistent");
     must(pthread_mutex_unlock(pa), 0, "pthread_mutex_unlock");
     return 0;

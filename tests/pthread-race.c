@@ -27,11 +27,11 @@
 # include <valgrind/drd.h>
 /* drd's ANNOTATE_BENIGN_RACE_SIZED clashes with helgrind's: name its
  * request directly, as src/sys/annotate.h does.  */
-# define HIDE(var)                                                          \
-  do {                                                                      \
-    VALGRIND_HG_DISABLE_CHECKING(&(var), sizeof(var));                      \
-    VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__DRD_START_SUPPRESSION,      \
-                                    &(var), sizeof(var), 0, 0, 0);          \
+# define HIDE(var)                                                             \
+  do {                                                                         \
+   VALGRIND_HG_DISABLE_CHECKING(&(var), sizeof(var));                          \
+   VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__DRD_START_SUPPRESSION, &(var),  \
+                                   sizeof(var), 0, 0, 0);                      \
   } while (0)
 #else
 # define HIDE(var) ((void)0)
@@ -119,7 +119,8 @@ static void *worker(void *p)
 static int ours(void *fn)
 {
   Dl_info info;
-  return dladdr(fn, &info) != 0 && strstr(info.dli_fname, "libfastlock-pthread") != NULL;
+  return dladdr(fn, &info) != 0
+         && strstr(info.dli_fname, "libfastlock-pthread") != NULL;
 }
 
 int main(int argc, char **argv)
@@ -139,6 +140,7 @@ int main(int argc, char **argv)
     pthread_create(&t[i], NULL, worker, (void *)i);
   for (i = 0; i < THREADS; i++)
     pthread_join(t[i], NULL);
-  printf("%ld %ld %ld %ld %ld\n", by_mutex, by_rmutex, by_rwlock, by_spin, by_sem);
+  printf("%ld %ld %ld %ld %ld\n", by_mutex, by_rmutex, by_rwlock, by_spin,
+         by_sem);
   return by_mutex == THREADS * ROUNDS && by_sem == THREADS * ROUNDS ? 0 : 1;
 }

@@ -34,7 +34,8 @@
 #include "fl-check.h"
 
 #if !(FL_ATOMICS_ASM && FL_ARCH_MIPS)
-# error "tests/test-atomic-mips.c tests the MIPS asm shim: build it only for a MIPS asm configuration"
+# error                                                                        \
+     "tests/test-atomic-mips.c tests the MIPS asm shim: build it only for a MIPS asm configuration"
 #endif
 
 #include <errno.h>
@@ -64,11 +65,11 @@
 static int is_the_store(uint32_t insn)
 {
 # if FL_MIPS_BEQL
-  return insn >> 21 == (0x14u << 5 | 27);       /* beql $27, rt, offset */
+  return insn >> 21 == (0x14u << 5 | 27); /* beql $27, rt, offset */
 # elif defined(__mips_isa_rev) && __mips_isa_rev >= 6
-  return insn >> 26 == 0x1f && (insn & 0x7f) == 0x26;  /* R6 sc */
+  return insn >> 26 == 0x1f && (insn & 0x7f) == 0x26; /* R6 sc */
 # else
-  return insn >> 26 == 0x38;                    /* sc */
+  return insn >> 26 == 0x38; /* sc */
 # endif
 }
 
@@ -149,7 +150,7 @@ static const struct fault_case fault_cases[] = {
   { "cmpxchg_relaxed(0, 5)", run_cmpxchg_relaxed, 1000, 1000 },
   { "cmpxchg_acq_rel(0, 5)", run_cmpxchg_acq_rel, 1000, 1000 },
 };
-#define NFAULT ((int)(sizeof fault_cases / sizeof fault_cases[0]))
+# define NFAULT ((int)(sizeof fault_cases / sizeof fault_cases[0]))
 
 START_TEST(store_fault_restarts_the_operation)
 {
@@ -179,8 +180,8 @@ START_TEST(store_fault_restarts_the_operation)
                   c->name, r, *fault_word, c->returns, c->leaves);
   }
   ck_assert_msg(faults == rounds && faults_at_store == rounds,
-                "%s: %d faults, %d of them at the store, in %d rounds",
-                c->name, (int)faults, (int)faults_at_store, rounds);
+                "%s: %d faults, %d of them at the store, in %d rounds", c->name,
+                (int)faults, (int)faults_at_store, rounds);
   sigaction(SIGSEGV, &old, NULL);
   munmap(fault_word, (size_t)page_size);
 }
@@ -211,8 +212,8 @@ static void on_tick(int sig, siginfo_t *si, void *ctx)
   (void)sig;
   (void)si;
   ticks++;
-  if ((uint32_t)uc->uc_mcontext.gregs[27] == FL_MIPS_BEQL_COOKIE &&
-      (is_beql_k1(pc[0]) || is_beql_k1(pc[1]) || is_beql_k1(pc[2])))
+  if ((uint32_t)uc->uc_mcontext.gregs[27] == FL_MIPS_BEQL_COOKIE
+      && (is_beql_k1(pc[0]) || is_beql_k1(pc[1]) || is_beql_k1(pc[2])))
     ticks_inside++;
   fl_atomic_fetch_add_relaxed(&tick_word, 1);
   uc->uc_mcontext.gregs[27] = 0;
@@ -245,7 +246,8 @@ START_TEST(timer_interrupts_lose_no_update)
     printf("test-atomic-mips: skipped timer_interrupts_lose_no_update: "
            "none of %ld timer signals landed inside a beql sequence "
            "(QEMU user mode delivers signals only between translation "
-           "blocks; QEMU_SINGLESTEP=1 lets them land anywhere)\n", ticks);
+           "blocks; QEMU_SINGLESTEP=1 lets them land anywhere)\n",
+           ticks);
     fflush(stdout);
   }
 }
@@ -268,8 +270,8 @@ START_TEST(atomic_set_returns_any_old_value)
     int32_t w = olds[i];
     int32_t r = fl_mips_atomic_set(&w, 7);
     ck_assert_msg(r == olds[i] && w == 7,
-                  "MIPS_ATOMIC_SET on %d returned %d and left %d",
-                  olds[i], r, w);
+                  "MIPS_ATOMIC_SET on %d returned %d and left %d", olds[i], r,
+                  w);
   }
 }
 END_TEST
@@ -312,7 +314,7 @@ END_TEST
 
 /* Words FL_MIPS_SYSMIPS_NLOCKS words apart share a lock: updates of the
  * one must neither block the other for good nor disturb it.  */
-#define SHARE_THREADS 4
+# define SHARE_THREADS 4
 
 struct share_arg {
   int32_t *word;
@@ -348,8 +350,7 @@ START_TEST(words_sharing_a_lock)
   }
   fl_test_threads(SHARE_THREADS, add_twice, args, sizeof args[0]);
   ck_assert_int_eq(words[0], (int32_t)(SHARE_THREADS * n));
-  ck_assert_int_eq(words[FL_MIPS_SYSMIPS_NLOCKS],
-                   (int32_t)(SHARE_THREADS * n));
+  ck_assert_int_eq(words[FL_MIPS_SYSMIPS_NLOCKS], (int32_t)(SHARE_THREADS * n));
 }
 END_TEST
 

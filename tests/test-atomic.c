@@ -22,8 +22,19 @@
 #include <string.h>
 
 static const int32_t edge[] = {
-  0, 1, -1, 2, -2, INT32_MAX, INT32_MIN, INT32_MAX - 1, INT32_MIN + 1,
-  0x10000, -0x10000, 0x12345678, (int32_t)0x87654321,
+  0,
+  1,
+  -1,
+  2,
+  -2,
+  INT32_MAX,
+  INT32_MIN,
+  INT32_MAX - 1,
+  INT32_MIN + 1,
+  0x10000,
+  -0x10000,
+  0x12345678,
+  (int32_t)0x87654321,
 };
 #define NEDGE ((int)(sizeof edge / sizeof edge[0]))
 
@@ -37,22 +48,34 @@ struct rmw_case {
 };
 
 static const struct rmw_case rmw_cases[] = {
-  { "fetch_add_relaxed", fl_atomic_fetch_add_relaxed, fl_generic_fetch_add_relaxed },
-  { "fetch_add_acquire", fl_atomic_fetch_add_acquire, fl_generic_fetch_add_acquire },
-  { "fetch_add_release", fl_atomic_fetch_add_release, fl_generic_fetch_add_release },
-  { "fetch_add_acq_rel", fl_atomic_fetch_add_acq_rel, fl_generic_fetch_add_acq_rel },
+  { "fetch_add_relaxed", fl_atomic_fetch_add_relaxed,
+    fl_generic_fetch_add_relaxed },
+  { "fetch_add_acquire", fl_atomic_fetch_add_acquire,
+    fl_generic_fetch_add_acquire },
+  { "fetch_add_release", fl_atomic_fetch_add_release,
+    fl_generic_fetch_add_release },
+  { "fetch_add_acq_rel", fl_atomic_fetch_add_acq_rel,
+    fl_generic_fetch_add_acq_rel },
   { "xchg_relaxed", fl_atomic_xchg_relaxed, fl_generic_xchg_relaxed },
   { "xchg_acquire", fl_atomic_xchg_acquire, fl_generic_xchg_acquire },
   { "xchg_release", fl_atomic_xchg_release, fl_generic_xchg_release },
   { "xchg_acq_rel", fl_atomic_xchg_acq_rel, fl_generic_xchg_acq_rel },
-  { "fetch_or_relaxed", fl_atomic_fetch_or_relaxed, fl_generic_fetch_or_relaxed },
-  { "fetch_or_acquire", fl_atomic_fetch_or_acquire, fl_generic_fetch_or_acquire },
-  { "fetch_or_release", fl_atomic_fetch_or_release, fl_generic_fetch_or_release },
-  { "fetch_or_acq_rel", fl_atomic_fetch_or_acq_rel, fl_generic_fetch_or_acq_rel },
-  { "fetch_and_relaxed", fl_atomic_fetch_and_relaxed, fl_generic_fetch_and_relaxed },
-  { "fetch_and_acquire", fl_atomic_fetch_and_acquire, fl_generic_fetch_and_acquire },
-  { "fetch_and_release", fl_atomic_fetch_and_release, fl_generic_fetch_and_release },
-  { "fetch_and_acq_rel", fl_atomic_fetch_and_acq_rel, fl_generic_fetch_and_acq_rel },
+  { "fetch_or_relaxed", fl_atomic_fetch_or_relaxed,
+    fl_generic_fetch_or_relaxed },
+  { "fetch_or_acquire", fl_atomic_fetch_or_acquire,
+    fl_generic_fetch_or_acquire },
+  { "fetch_or_release", fl_atomic_fetch_or_release,
+    fl_generic_fetch_or_release },
+  { "fetch_or_acq_rel", fl_atomic_fetch_or_acq_rel,
+    fl_generic_fetch_or_acq_rel },
+  { "fetch_and_relaxed", fl_atomic_fetch_and_relaxed,
+    fl_generic_fetch_and_relaxed },
+  { "fetch_and_acquire", fl_atomic_fetch_and_acquire,
+    fl_generic_fetch_and_acquire },
+  { "fetch_and_release", fl_atomic_fetch_and_release,
+    fl_generic_fetch_and_release },
+  { "fetch_and_acq_rel", fl_atomic_fetch_and_acq_rel,
+    fl_generic_fetch_and_acq_rel },
 };
 #define NRMW ((int)(sizeof rmw_cases / sizeof rmw_cases[0]))
 
@@ -62,12 +85,16 @@ struct neg_case {
 };
 
 static const struct neg_case neg_cases[] = {
-  { "add_negative_acquire", fl_atomic_add_negative_acquire, fl_generic_add_negative_acquire },
-  { "add_negative_release", fl_atomic_add_negative_release, fl_generic_add_negative_release },
+  { "add_negative_acquire", fl_atomic_add_negative_acquire,
+    fl_generic_add_negative_acquire },
+  { "add_negative_release", fl_atomic_add_negative_release,
+    fl_generic_add_negative_release },
 #if FL_ATOMICS_ASM && FL_ARCH_X86
   /* Both x86 shapes, whichever --with-x86-release chose.  */
-  { "x86 lock xadd", fl_x86_add_negative_xadd, fl_generic_add_negative_release },
-  { "x86 lock sub; js", fl_x86_add_negative_sub, fl_generic_add_negative_release },
+  { "x86 lock xadd", fl_x86_add_negative_xadd,
+    fl_generic_add_negative_release },
+  { "x86 lock sub; js", fl_x86_add_negative_sub,
+    fl_generic_add_negative_release },
 #endif
 };
 #define NNEG ((int)(sizeof neg_cases / sizeof neg_cases[0]))
@@ -127,8 +154,8 @@ START_TEST(rmw_matches_twin)
       int32_t rx = c->op(&x, edge[b]);
       int32_t ry = c->twin(&y, edge[b]);
       ck_assert_msg(rx == ry && x == y,
-                    "%s(%d, %d): returned %d, left %d; builtin %d, %d",
-                    c->name, edge[a], edge[b], rx, x, ry, y);
+                    "%s(%d, %d): returned %d, left %d; builtin %d, %d", c->name,
+                    edge[a], edge[b], rx, x, ry, y);
     }
 }
 END_TEST
@@ -144,8 +171,8 @@ START_TEST(add_negative_matches_twin)
       int rx = c->op(&x, edge[b]) != 0;
       int ry = c->twin(&y, edge[b]) != 0;
       ck_assert_msg(rx == ry && x == y,
-                    "%s(%d, %d): said %d, left %d; builtin %d, %d",
-                    c->name, edge[a], edge[b], rx, x, ry, y);
+                    "%s(%d, %d): said %d, left %d; builtin %d, %d", c->name,
+                    edge[a], edge[b], rx, x, ry, y);
     }
 }
 END_TEST
@@ -162,9 +189,10 @@ START_TEST(cmpxchg_matches_twin)
         int32_t x = edge[a], y = edge[a];
         int32_t rx = c->op(&x, edge[b], edge[n]);
         int32_t ry = c->twin(&y, edge[b], edge[n]);
-        ck_assert_msg(rx == ry && x == y,
-                      "%s(%d, expect %d, new %d): returned %d, left %d; builtin %d, %d",
-                      c->name, edge[a], edge[b], edge[n], rx, x, ry, y);
+        ck_assert_msg(
+            rx == ry && x == y,
+            "%s(%d, expect %d, new %d): returned %d, left %d; builtin %d, %d",
+            c->name, edge[a], edge[b], edge[n], rx, x, ry, y);
       }
 }
 END_TEST
@@ -211,13 +239,13 @@ END_TEST
 #define NTHREADS 4
 
 struct torture {
-  int32_t counter;          /* updated only with the shim's RMWs */
-  int32_t lock;             /* an xchg test-and-set lock ... */
-  int64_t plain;            /* ... protecting this plain counter */
-  int32_t balance;          /* add_negative -1 then +1: ends at 0 */
-  int32_t bits;             /* each thread sets and clears its own bit */
-  int32_t next_bit;         /* hands out those bits */
-  int32_t bit_errors;       /* a bit found in the wrong state */
+  int32_t counter;    /* updated only with the shim's RMWs */
+  int32_t lock;       /* an xchg test-and-set lock ... */
+  int64_t plain;      /* ... protecting this plain counter */
+  int32_t balance;    /* add_negative -1 then +1: ends at 0 */
+  int32_t bits;       /* each thread sets and clears its own bit */
+  int32_t next_bit;   /* hands out those bits */
+  int32_t bit_errors; /* a bit found in the wrong state */
   long iters;
 };
 
@@ -291,10 +319,14 @@ static void *torture_thread(void *p)
     fl_atomic_add_negative_acquire(&t->balance, -1);
     fl_atomic_add_negative_release(&t->balance, 1);
 
-    torture_bit(t, bit, fl_atomic_fetch_or_relaxed, fl_atomic_fetch_and_relaxed);
-    torture_bit(t, bit, fl_atomic_fetch_or_acquire, fl_atomic_fetch_and_release);
-    torture_bit(t, bit, fl_atomic_fetch_or_acq_rel, fl_atomic_fetch_and_acq_rel);
-    torture_bit(t, bit, fl_atomic_fetch_or_release, fl_atomic_fetch_and_acquire);
+    torture_bit(t, bit, fl_atomic_fetch_or_relaxed,
+                fl_atomic_fetch_and_relaxed);
+    torture_bit(t, bit, fl_atomic_fetch_or_acquire,
+                fl_atomic_fetch_and_release);
+    torture_bit(t, bit, fl_atomic_fetch_or_acq_rel,
+                fl_atomic_fetch_and_acq_rel);
+    torture_bit(t, bit, fl_atomic_fetch_or_release,
+                fl_atomic_fetch_and_acquire);
 
     /* Mutual exclusion from an xchg test-and-set lock: a lost update of
      * the plain counter means the lock failed to exclude or to order. */
@@ -351,7 +383,7 @@ END_TEST
 struct sb {
   int32_t flag[2];
   int32_t seen[2];
-  int32_t arrived;          /* barrier: 2 per round */
+  int32_t arrived; /* barrier: 2 per round */
   long rounds;
   long both_missed;
 };
@@ -377,8 +409,8 @@ static void *sb_thread(void *p)
     sb_meet(s, (int32_t)(4 * round));
     /* Each thread loaded the other's flag after storing its own: at
      * least one of them must have seen this round's store.  */
-    if (me == 0 && fl_load_relaxed(&s->seen[0]) != (int32_t)round &&
-        fl_load_relaxed(&s->seen[1]) != (int32_t)round)
+    if (me == 0 && fl_load_relaxed(&s->seen[0]) != (int32_t)round
+        && fl_load_relaxed(&s->seen[1]) != (int32_t)round)
       s->both_missed++;
   }
   return NULL;
@@ -395,9 +427,10 @@ START_TEST(smp_mb_orders_store_then_load)
   FL_VG_HIDE(s.seen, sizeof s.seen);
   FL_VG_HIDE(&s.arrived, sizeof s.arrived);
   fl_test_threads(2, sb_thread, args, sizeof args[0]);
-  ck_assert_msg(s.both_missed == 0,
-                "fl_smp_mb let both loads pass both stores in %ld of %ld rounds",
-                s.both_missed, s.rounds);
+  ck_assert_msg(
+      s.both_missed == 0,
+      "fl_smp_mb let both loads pass both stores in %ld of %ld rounds",
+      s.both_missed, s.rounds);
 }
 END_TEST
 
@@ -466,8 +499,8 @@ START_TEST(release_acquire_and_wmb_rmb_pass_messages)
   FL_VG_HIDE(&m.data, sizeof m.data);
   FL_VG_HIDE(&m.flag, sizeof m.flag);
   fl_test_threads(2, mp_dispatch, args, sizeof args[0]);
-  ck_assert_msg(m.stale == 0, "%ld of %ld messages read stale data",
-                m.stale, m.rounds);
+  ck_assert_msg(m.stale == 0, "%ld of %ld messages read stale data", m.stale,
+                m.rounds);
 }
 END_TEST
 

@@ -16,7 +16,8 @@
 #define MAX_ARGS 16
 
 /* argv from a NULL-terminated list; the parsers may permute it.  */
-static char **make_argv(const char *prog, const char *first, va_list ap, int *argc)
+static char **make_argv(const char *prog, const char *first, va_list ap,
+                        int *argc)
 {
   static char *argv[MAX_ARGS + 2];
   static char store[MAX_ARGS + 1][128];
@@ -83,7 +84,8 @@ static void assert_error(const char *must_contain, const char *valid)
 {
   ck_assert_msg(err[0] != '\0', "no error message");
   ck_assert_msg(strchr(err, '\n') == NULL, "message is not one line: %s", err);
-  ck_assert_msg(strstr(err, must_contain) != NULL, "'%s' not in: %s", must_contain, err);
+  ck_assert_msg(strstr(err, must_contain) != NULL, "'%s' not in: %s",
+                must_contain, err);
   if (valid != NULL)
     ck_assert_msg(strstr(err, valid) != NULL, "'%s' not in: %s", valid, err);
 }
@@ -114,13 +116,14 @@ START_TEST(bench_default_plan_is_the_2001_tables)
     const char *name;
     int r, w;
   } table[] = {
-    { "rwsem-r1", 1, 0 }, { "rwsem-r2", 2, 0 }, { "rwsem-ro", 4, 0 },
-    { "rwsem-w1", 0, 1 }, { "rwsem-wo", 0, 4 }, { "rwsem-rw", 4, 2 },
+    { "rwsem-r1", 1, 0 },    { "rwsem-r2", 2, 0 },   { "rwsem-ro", 4, 0 },
+    { "rwsem-w1", 0, 1 },    { "rwsem-wo", 0, 4 },   { "rwsem-rw", 4, 2 },
     { "rwsem-worm", 30, 1 }, { "rwsem-xx", 30, 15 },
   };
   static const char *const others[] = {
-    "rwsem-read-pair", "rwsem-write-pair", "spin-pair", "spin-1", "spin-2", "spin-4",
-    "counter-add", "counter-read", "counter-sum", "counter-1", "counter-2", "counter-4",
+    "rwsem-read-pair", "rwsem-write-pair", "spin-pair",   "spin-1",
+    "spin-2",          "spin-4",           "counter-add", "counter-read",
+    "counter-sum",     "counter-1",        "counter-2",   "counter-4",
   };
   size_t i;
 
@@ -140,8 +143,8 @@ START_TEST(bench_default_plan_is_the_2001_tables)
   }
   for (i = 0; i < sizeof others / sizeof others[0]; i++)
     ck_assert_msg(find_test(others[i]) != NULL, "%s missing", others[i]);
-  ck_assert_uint_eq(plan.ntests,
-                    sizeof table / sizeof table[0] + sizeof others / sizeof others[0]);
+  ck_assert_uint_eq(plan.ntests, sizeof table / sizeof table[0]
+                                     + sizeof others / sizeof others[0]);
   /* Every available implementation, the peers among them.  */
   ck_assert(plan_has_impl("glibc-rwlock"));
   ck_assert(plan_has_impl("glibc-rwlock-pw"));
@@ -161,7 +164,8 @@ START_TEST(bench_options_shape_the_plan)
 {
   const struct bench_test *t;
 
-  ck_assert_int_eq(bench("--original-durations", "rwsem", NULL), BENCH_PARSE_RUN);
+  ck_assert_int_eq(bench("--original-durations", "rwsem", NULL),
+                   BENCH_PARSE_RUN);
   ck_assert_uint_eq(plan.ntests, 8);
   ck_assert(find_test("rwsem-r1")->seconds == BENCH_ORIGINAL_DURATION);
   ck_assert(find_test("rwsem-xx")->seconds == BENCH_ORIGINAL_DURATION_XX);
@@ -169,8 +173,9 @@ START_TEST(bench_options_shape_the_plan)
   ck_assert_int_eq(bench("--seed-table", "rwsem", NULL), BENCH_PARSE_RUN);
   ck_assert(find_test("rwsem-xx")->seconds == BENCH_ORIGINAL_DURATION_XX);
 
-  ck_assert_int_eq(bench("--duration", "0.5", "--reps", "7", "--threads", "3,8", "spin",
-                         "counter", NULL), BENCH_PARSE_RUN);
+  ck_assert_int_eq(bench("--duration", "0.5", "--reps", "7", "--threads", "3,8",
+                         "spin", "counter", NULL),
+                   BENCH_PARSE_RUN);
   ck_assert(plan.duration == 0.5);
   ck_assert_int_eq(plan.reps, 7);
   ck_assert_ptr_nonnull(find_test("spin-pair"));
@@ -191,8 +196,9 @@ START_TEST(bench_options_shape_the_plan)
   ck_assert_ptr_nonnull(find_test("rwsem-16r0w"));
 
   /* A test by name, options after it, a family and a prefix.  */
-  ck_assert_int_eq(bench("rwsem-xx", "--impl", "glibc-spin,baseline,glibc-rw*", "--csv",
-                         NULL), BENCH_PARSE_RUN);
+  ck_assert_int_eq(bench("rwsem-xx", "--impl", "glibc-spin,baseline,glibc-rw*",
+                         "--csv", NULL),
+                   BENCH_PARSE_RUN);
   ck_assert_uint_eq(plan.ntests, 1);
   ck_assert_str_eq(plan.tests[0].name, "rwsem-xx");
   ck_assert_int_eq(plan.format, BENCH_FORMAT_CSV);
@@ -217,7 +223,8 @@ START_TEST(bench_options_shape_the_plan)
     ck_assert_uint_eq(rwsem, 2 * bias);
   }
 
-  ck_assert_int_eq(bench("--json", "--quiet", "uncontended", NULL), BENCH_PARSE_RUN);
+  ck_assert_int_eq(bench("--json", "--quiet", "uncontended", NULL),
+                   BENCH_PARSE_RUN);
   ck_assert_int_eq(plan.format, BENCH_FORMAT_JSON);
   ck_assert(plan.quiet);
   ck_assert_ptr_nonnull(find_test("spin-pair"));
@@ -267,7 +274,8 @@ START_TEST(bench_bad_input_is_one_line_naming_what_is_valid)
   ck_assert_int_eq(bench("--plot", "out.pdf", NULL), BENCH_PARSE_ERROR);
   assert_error("out.pdf", ".svg or .png");
   /* Nothing of the selection runs the selected tests.  */
-  ck_assert_int_eq(bench("--impl", "glibc-spin", "rwsem", NULL), BENCH_PARSE_ERROR);
+  ck_assert_int_eq(bench("--impl", "glibc-spin", "rwsem", NULL),
+                   BENCH_PARSE_ERROR);
   assert_error("nothing to run", "--list");
 #if !HAVE_CK
   ck_assert_int_eq(bench("--impl", "ck-rwlock", NULL), BENCH_PARSE_ERROR);
@@ -327,7 +335,8 @@ START_TEST(bench_registry_is_consistent)
   }
   for (i = 0; i < BENCH_NKINDS; i++) {
     const char *kind = bench_kind_name((enum bench_kind)i);
-    ck_assert_msg(references[i] <= 1, "%s has %d references", kind, references[i]);
+    ck_assert_msg(references[i] <= 1, "%s has %d references", kind,
+                  references[i]);
     ck_assert_msg(per_kind[i] > 0, "no %s implementation", kind);
   }
   ck_assert_int_eq(references[BENCH_RWSEM], 1);
@@ -347,9 +356,10 @@ START_TEST(stress_defaults_and_choices)
   ck_assert_str_eq(cfg.impl, "fastlock");
   ck_assert_int_eq(cfg.mode, STRESS_FAIR);
 
-  ck_assert_int_eq(stress("--impl", "pthread", "rwsem", "--readers", "3", "--writers",
-                          "0", "--mode", "prefer-writer", "--duration", "0.25",
-                          "--pshared", "--processes", "3", "--seed", "42", NULL),
+  ck_assert_int_eq(stress("--impl", "pthread", "rwsem", "--readers", "3",
+                          "--writers", "0", "--mode", "prefer-writer",
+                          "--duration", "0.25", "--pshared", "--processes", "3",
+                          "--seed", "42", NULL),
                    STRESS_PARSE_RUN);
   ck_assert_str_eq(cfg.lock->impl, "pthread");
   ck_assert_int_eq(cfg.readers, 3);
@@ -371,8 +381,9 @@ START_TEST(stress_defaults_and_choices)
   ck_assert_str_eq(cfg.lock->impl, "broken");
   ck_assert_int_eq(stress("spin", "--impl", "broken", NULL), STRESS_PARSE_RUN);
   ck_assert_str_eq(cfg.lock->impl, "broken");
-  ck_assert_int_eq(stress("counter", "--impl", "broken", "--interval", "0", NULL),
-                   STRESS_PARSE_RUN);
+  ck_assert_int_eq(
+      stress("counter", "--impl", "broken", "--interval", "0", NULL),
+      STRESS_PARSE_RUN);
   ck_assert_str_eq(cfg.counter->impl, "broken");
   ck_assert(cfg.interval == 0);
 
@@ -393,15 +404,18 @@ START_TEST(stress_bad_input_is_one_line_naming_what_is_valid)
   assert_error("--bogus", "--readers");
   ck_assert_int_eq(stress("rwsem", "--duration", NULL), STRESS_PARSE_ERROR);
   assert_error("needs a value", "--duration");
-  ck_assert_int_eq(stress("rwsem", "--duration", "0", NULL), STRESS_PARSE_ERROR);
+  ck_assert_int_eq(stress("rwsem", "--duration", "0", NULL),
+                   STRESS_PARSE_ERROR);
   assert_error("--duration", "more than 0");
-  ck_assert_int_eq(stress("rwsem", "--readers", "-1", NULL), STRESS_PARSE_ERROR);
+  ck_assert_int_eq(stress("rwsem", "--readers", "-1", NULL),
+                   STRESS_PARSE_ERROR);
   assert_error("--readers", "0 to");
   ck_assert_int_eq(stress("rwsem", "--readers", "0", "--writers", "0", NULL),
                    STRESS_PARSE_ERROR);
   assert_error("at least one", NULL);
-  ck_assert_int_eq(stress("rwsem", "--readers", "400", "--writers", "400", NULL),
-                   STRESS_PARSE_ERROR);
+  ck_assert_int_eq(
+      stress("rwsem", "--readers", "400", "--writers", "400", NULL),
+      STRESS_PARSE_ERROR);
   assert_error("at most 512", NULL);
   ck_assert_int_eq(stress("spin", "--threads", "0", NULL), STRESS_PARSE_ERROR);
   assert_error("--threads", "1 to");
@@ -409,21 +423,26 @@ START_TEST(stress_bad_input_is_one_line_naming_what_is_valid)
   assert_error("fifo", "fair prefer-reader prefer-writer");
   ck_assert_int_eq(stress("spin", "--type", "mcs", NULL), STRESS_PARSE_ERROR);
   assert_error("mcs", "tas ticket queued");
-  ck_assert_int_eq(stress("counter", "--strategy", "magic", NULL), STRESS_PARSE_ERROR);
+  ck_assert_int_eq(stress("counter", "--strategy", "magic", NULL),
+                   STRESS_PARSE_ERROR);
   assert_error("magic", "percpu-rseq");
-  ck_assert_int_eq(stress("rwsem", "--impl", "nosuch", NULL), STRESS_PARSE_ERROR);
+  ck_assert_int_eq(stress("rwsem", "--impl", "nosuch", NULL),
+                   STRESS_PARSE_ERROR);
   assert_error("nosuch", "fastlock pthread");
-  ck_assert_int_eq(stress("counter", "--impl", "pthread", NULL), STRESS_PARSE_ERROR);
+  ck_assert_int_eq(stress("counter", "--impl", "pthread", NULL),
+                   STRESS_PARSE_ERROR);
   assert_error("pthread", "fastlock atomic");
   ck_assert_int_eq(stress("spin", "--readers", "2", NULL), STRESS_PARSE_ERROR);
   assert_error("--readers", "rwsem");
-  ck_assert_int_eq(stress("counter", "--mode", "fair", NULL), STRESS_PARSE_ERROR);
+  ck_assert_int_eq(stress("counter", "--mode", "fair", NULL),
+                   STRESS_PARSE_ERROR);
   assert_error("--mode", "rwsem");
   ck_assert_int_eq(stress("rwsem", "--threads", "2", NULL), STRESS_PARSE_ERROR);
   assert_error("--threads", "--readers");
   ck_assert_int_eq(stress("rwsem", "--type", "tas", NULL), STRESS_PARSE_ERROR);
   assert_error("--type", "spin");
-  ck_assert_int_eq(stress("rwsem", "--processes", "2", NULL), STRESS_PARSE_ERROR);
+  ck_assert_int_eq(stress("rwsem", "--processes", "2", NULL),
+                   STRESS_PARSE_ERROR);
   assert_error("--processes", "--pshared");
   ck_assert_int_eq(stress("rwsem", "--pshared", "--processes", "65", NULL),
                    STRESS_PARSE_ERROR);
@@ -436,10 +455,12 @@ START_TEST(stress_bad_input_is_one_line_naming_what_is_valid)
   ck_assert_int_eq(stress("rwsem", "--impl", "pthread", "--read-bias", NULL),
                    STRESS_PARSE_ERROR);
   assert_error("--read-bias", "fastlock");
-  ck_assert_int_eq(stress("spin", "--impl", "pthread", "--type", "ticket", NULL),
-                   STRESS_PARSE_ERROR);
+  ck_assert_int_eq(
+      stress("spin", "--impl", "pthread", "--type", "ticket", NULL),
+      STRESS_PARSE_ERROR);
   assert_error("--type", "fastlock");
-  ck_assert_int_eq(stress("rwsem", "--interval", "-1", NULL), STRESS_PARSE_ERROR);
+  ck_assert_int_eq(stress("rwsem", "--interval", "-1", NULL),
+                   STRESS_PARSE_ERROR);
   assert_error("--interval", "0 for");
   ck_assert_int_eq(stress("rwsem", "--seed", "x", NULL), STRESS_PARSE_ERROR);
   assert_error("--seed", "0 to");

@@ -42,8 +42,11 @@
 #define MIN_SIGNALS 10
 
 static const int strategies[] = {
-  FL_COUNTER_SHARED, FL_COUNTER_PERCPU_ATOMIC, FL_COUNTER_PERTHREAD_SIGSAFE,
-  FL_COUNTER_PERCPU_RSEQ, FL_COUNTER_AUTO,
+  FL_COUNTER_SHARED,
+  FL_COUNTER_PERCPU_ATOMIC,
+  FL_COUNTER_PERTHREAD_SIGSAFE,
+  FL_COUNTER_PERCPU_RSEQ,
+  FL_COUNTER_AUTO,
 };
 #define NSTRATEGIES ((int)(sizeof strategies / sizeof strategies[0]))
 
@@ -148,7 +151,7 @@ static void *signaller_main(void *unused)
 }
 
 struct summer {
-  int64_t last;      /* the last sum, the largest */
+  int64_t last; /* the last sum, the largest */
   long sums;
   long violations;
   char first[160];
@@ -158,8 +161,8 @@ static void summer_fail(struct summer *s, const char *what, int64_t a,
                         int64_t b)
 {
   if (s->violations++ == 0)
-    snprintf(s->first, sizeof s->first, "%s: %" PRId64 " then %" PRId64,
-             what, a, b);
+    snprintf(s->first, sizeof s->first, "%s: %" PRId64 " then %" PRId64, what,
+             a, b);
 }
 
 static void *summer_main(void *p)
@@ -218,8 +221,8 @@ START_TEST(torture)
     memset(&summer, 0, sizeof summer);
 
     for (i = 0; i < NADDERS; i++)
-      ck_assert_int_eq(pthread_create(&adders[i].tid, NULL, adder_main,
-                                      &adders[i]), 0);
+      ck_assert_int_eq(
+          pthread_create(&adders[i].tid, NULL, adder_main, &adders[i]), 0);
     if (use_signals)
       ck_assert_int_eq(pthread_create(&signaller, NULL, signaller_main, NULL),
                        0);
@@ -240,8 +243,8 @@ START_TEST(torture)
     ck_assert_int_le(summer.last, (int64_t)total);
     ck_assert_msg(fl_counter_sum(&counter) == (int64_t)total,
                   "round %d (%s): sum %" PRId64 ", want %" PRIu64
-                  " (%ld handler adds)", r,
-                  fl_counter_strategy_name(fl_counter_strategy(&counter)),
+                  " (%ld handler adds)",
+                  r, fl_counter_strategy_name(fl_counter_strategy(&counter)),
                   fl_counter_sum(&counter), total, handled);
     ck_assert_int_le(fl_counter_read(&counter), (int64_t)total);
     /* Every adder has exited: a per-thread slot was folded at exit, and

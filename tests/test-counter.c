@@ -26,8 +26,11 @@
 #define B FL_COUNTER_BATCH
 
 static const int strategies[] = {
-  FL_COUNTER_SHARED, FL_COUNTER_PERCPU_ATOMIC, FL_COUNTER_PERTHREAD_SIGSAFE,
-  FL_COUNTER_PERCPU_RSEQ, FL_COUNTER_AUTO,
+  FL_COUNTER_SHARED,
+  FL_COUNTER_PERCPU_ATOMIC,
+  FL_COUNTER_PERTHREAD_SIGSAFE,
+  FL_COUNTER_PERCPU_RSEQ,
+  FL_COUNTER_AUTO,
 };
 #define NSTRATEGIES ((int)(sizeof strategies / sizeof strategies[0]))
 
@@ -35,16 +38,16 @@ static const int strategies[] = {
 static int expected_strategy(int strategy)
 {
   switch (strategy) {
-  case FL_COUNTER_AUTO:
-    if (fl_counter_rseq_usable())
-      return FL_COUNTER_PERCPU_RSEQ;
-    return fl_counter_possible_cpus() > 1 ? FL_COUNTER_PERCPU_ATOMIC
-                                          : FL_COUNTER_SHARED;
-  case FL_COUNTER_PERCPU_RSEQ:
-    return fl_counter_rseq_usable() ? FL_COUNTER_PERCPU_RSEQ
-                                    : FL_COUNTER_PERCPU_ATOMIC;
-  default:
-    return strategy;
+    case FL_COUNTER_AUTO:
+      if (fl_counter_rseq_usable())
+        return FL_COUNTER_PERCPU_RSEQ;
+      return fl_counter_possible_cpus() > 1 ? FL_COUNTER_PERCPU_ATOMIC
+                                            : FL_COUNTER_SHARED;
+    case FL_COUNTER_PERCPU_RSEQ:
+      return fl_counter_rseq_usable() ? FL_COUNTER_PERCPU_RSEQ
+                                      : FL_COUNTER_PERCPU_ATOMIC;
+    default:
+      return strategy;
   }
 }
 
@@ -92,14 +95,14 @@ static int64_t slots_total(const fl_counter_t *c)
 static int64_t read_error_bound(const fl_counter_t *c, int live_threads)
 {
   switch (fl_counter_strategy(c)) {
-  case FL_COUNTER_PERCPU_ATOMIC:
-    return (B - 1) * (int64_t)c->nslots;
-  case FL_COUNTER_PERCPU_RSEQ:
-    return (2 * B - 2) * (int64_t)c->nslots;
-  case FL_COUNTER_PERTHREAD_SIGSAFE:
-    return (B - 1) * (int64_t)live_threads;
-  default:
-    return 0;
+    case FL_COUNTER_PERCPU_ATOMIC:
+      return (B - 1) * (int64_t)c->nslots;
+    case FL_COUNTER_PERCPU_RSEQ:
+      return (2 * B - 2) * (int64_t)c->nslots;
+    case FL_COUNTER_PERTHREAD_SIGSAFE:
+      return (B - 1) * (int64_t)live_threads;
+    default:
+      return 0;
   }
 }
 
@@ -215,11 +218,31 @@ END_TEST
  * that go straight to the count, and ones that carry between the count's
  * 32-bit halves and wrap at 2^64.  */
 static const int64_t edge_deltas[] = {
-  0, 1, -1, B - 1, -(B - 1), B, -B, B + 1, -(B + 1),
-  INT32_MAX, INT32_MIN, (int64_t)UINT32_MAX, -(int64_t)UINT32_MAX,
-  (int64_t)1 << 32, -((int64_t)1 << 32), ((int64_t)1 << 32) - 1,
-  INT64_MAX, INT64_MIN, INT64_MAX, 12345, -54321, (int64_t)1 << 62,
-  (int64_t)0x7fffffff00000001, -(int64_t)0x7fffffff00000001, 2,
+  0,
+  1,
+  -1,
+  B - 1,
+  -(B - 1),
+  B,
+  -B,
+  B + 1,
+  -(B + 1),
+  INT32_MAX,
+  INT32_MIN,
+  (int64_t)UINT32_MAX,
+  -(int64_t)UINT32_MAX,
+  (int64_t)1 << 32,
+  -((int64_t)1 << 32),
+  ((int64_t)1 << 32) - 1,
+  INT64_MAX,
+  INT64_MIN,
+  INT64_MAX,
+  12345,
+  -54321,
+  (int64_t)1 << 62,
+  (int64_t)0x7fffffff00000001,
+  -(int64_t)0x7fffffff00000001,
+  2,
 };
 #define NEDGE ((int)(sizeof edge_deltas / sizeof edge_deltas[0]))
 
@@ -355,7 +378,7 @@ struct adder {
   fl_counter_t *c;
   long n;
   int64_t delta;
-  pthread_barrier_t *hold;   /* if set: wait twice before exiting */
+  pthread_barrier_t *hold; /* if set: wait twice before exiting */
 };
 
 static void *add_n(void *p)
@@ -517,13 +540,13 @@ static int check_fallback(void)
   long i, n = 3 * B;
   int failures = 0;
 
-#define FALLBACK_EXPECT(cond)                                               \
-  do {                                                                      \
-    if (!(cond)) {                                                          \
-      fprintf(stderr, "fallback: %s:%d: %s\n", __FILE__, __LINE__, #cond);  \
-      failures++;                                                           \
-    }                                                                       \
-  } while (0)
+#define FALLBACK_EXPECT(cond)                                                  \
+ do {                                                                          \
+  if (!(cond)) {                                                               \
+   fprintf(stderr, "fallback: %s:%d: %s\n", __FILE__, __LINE__, #cond);        \
+   failures++;                                                                 \
+  }                                                                            \
+ } while (0)
 
   FALLBACK_EXPECT(!fl_counter_rseq_usable());
   FALLBACK_EXPECT(fl_counter_init(&c, FL_COUNTER_PERCPU_RSEQ) == 0);

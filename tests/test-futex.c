@@ -46,7 +46,7 @@ START_TEST(deadline_ahead_times_out_not_early)
 
   do
     rc = fl_futex_wait(&w, 0, 0, clocks[_i], &deadline);
-  while (rc == 0 || rc == EINTR);  /* spurious wake-ups: wait again */
+  while (rc == 0 || rc == EINTR); /* spurious wake-ups: wait again */
   ck_assert_int_eq(rc, ETIMEDOUT);
   now = fl_clock_ns(clocks[_i]);
   due = (int64_t)deadline.tv_sec * FL_NSEC_PER_SEC + deadline.tv_nsec;
@@ -65,8 +65,10 @@ START_TEST(bad_arguments_are_einval)
   /* Even though the word does not match: arguments are checked first. */
   ck_assert_int_eq(fl_futex_wait(&w, 1, 0, CLOCK_MONOTONIC, &minus), EINVAL);
   ck_assert_int_eq(fl_futex_wait(&w, 1, 0, CLOCK_REALTIME, &billion), EINVAL);
-  ck_assert_int_eq(fl_futex_wait(&w, 1, 0, CLOCK_PROCESS_CPUTIME_ID, &fine), EINVAL);
-  ck_assert_int_eq(fl_futex_wait(&w, 1, 0, CLOCK_THREAD_CPUTIME_ID, NULL), EINVAL);
+  ck_assert_int_eq(fl_futex_wait(&w, 1, 0, CLOCK_PROCESS_CPUTIME_ID, &fine),
+                   EINVAL);
+  ck_assert_int_eq(fl_futex_wait(&w, 1, 0, CLOCK_THREAD_CPUTIME_ID, NULL),
+                   EINVAL);
 }
 END_TEST
 
@@ -191,7 +193,7 @@ START_TEST(shared_futex_works_across_processes)
     uint32_t *c = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (c == MAP_FAILED)
       _exit(2);
-    __atomic_store_n(&c[1], 1, __ATOMIC_RELEASE);  /* "I am about to sleep" */
+    __atomic_store_n(&c[1], 1, __ATOMIC_RELEASE); /* "I am about to sleep" */
     while (__atomic_load_n(&c[0], __ATOMIC_ACQUIRE) == 0)
       fl_futex_wait(&c[0], 0, 1, CLOCK_MONOTONIC, NULL);
     _exit(0);

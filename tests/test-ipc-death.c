@@ -67,7 +67,7 @@ typedef uint32_t (*child_fn)(fl_ipc_t *c);
 
 struct child {
   pid_t pid;
-  uint32_t word;                 /* what it reported */
+  uint32_t word; /* what it reported */
 };
 
 /* Fork a child that opens the region, runs fn and reports fn's result,
@@ -97,7 +97,8 @@ static struct child spawn(child_fn fn, int sleep_after)
       pause();
   }
   close(p[1]);
-  ck_assert_int_eq(read(p[0], &ch.word, sizeof ch.word), (ssize_t)sizeof ch.word);
+  ck_assert_int_eq(read(p[0], &ch.word, sizeof ch.word),
+                   (ssize_t)sizeof ch.word);
   close(p[0]);
   return ch;
 }
@@ -121,7 +122,7 @@ static uint32_t take_mutex(fl_ipc_t *c)
       || fl_ipc_wait_any(c, 1, &m, CLOCK_MONOTONIC, &d, &index) != 0
       || fl_ipc_wait_any(c, 1, &m, CLOCK_MONOTONIC, &d, &index) != 0)
     return 0;
-  return fl_ipc_client_id(c);    /* owns m twice */
+  return fl_ipc_client_id(c); /* owns m twice */
 }
 
 /* Killed first, waited for after: found before the waiter sleeps.  */
@@ -139,10 +140,11 @@ START_TEST(abandoned_then_wait)
   ck_assert_uint_eq(owner, ch.word);
   ck_assert_uint_eq(rec, 2);
   kill9(&ch);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &d, &index), EOWNERDEAD);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &d, &index),
+                   EOWNERDEAD);
   ck_assert_int_eq(fl_ipc_mutex_read(r, m, &owner, NULL, &rec), 0);
   ck_assert_uint_eq(owner, fl_ipc_client_id(r));
-  ck_assert_uint_eq(rec, 1);                        /* reset */
+  ck_assert_uint_eq(rec, 1); /* reset */
   /* Reported once: the next acquisition is a plain one.  */
   ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), 0);
   ck_assert_uint_eq(prev, 1);
@@ -284,7 +286,8 @@ START_TEST(client_died_live)
     usleep(1000);
   ck_assert_int_eq(fl_ipc_client_died(r, 0, NULL, 0, NULL), ESRCH);
   ck_assert_int_eq(fl_ipc_client_died(r, id ^ 0x10000u, NULL, 0, NULL), ESRCH);
-  ck_assert_int_eq(fl_ipc_client_died(r, fl_ipc_client_id(r), NULL, 0, NULL), EINVAL);
+  ck_assert_int_eq(fl_ipc_client_died(r, fl_ipc_client_id(r), NULL, 0, NULL),
+                   EINVAL);
   ck_assert_int_eq(fl_ipc_client_died(r, id, NULL, 1, &n), EINVAL);
   ck_assert_int_eq(fl_ipc_client_died(r, id, reported, 2, &n), 0);
   ck_assert_uint_eq(n, 1);
@@ -293,7 +296,8 @@ START_TEST(client_died_live)
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
   ck_assert(WIFEXITED(status));
   ck_assert_int_eq(WEXITSTATUS(status), 42);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &d, &index), EOWNERDEAD);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &d, &index),
+                   EOWNERDEAD);
   /* Asked again: the same report.  */
   n = 0;
   ck_assert_int_eq(fl_ipc_client_died(r, id, NULL, 0, &n), 0);

@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define LONG_NS (30 * (int64_t)FL_NSEC_PER_SEC)   /* "never" for a test */
+#define LONG_NS (30 * (int64_t)FL_NSEC_PER_SEC) /* "never" for a test */
 
 static char region_name[64];
 static fl_ipc_t *r;
@@ -79,8 +79,10 @@ START_TEST(region_size_errors)
 
   ck_assert_int_eq(fl_ipc_region_size(0, 1, &size), EINVAL);
   ck_assert_int_eq(fl_ipc_region_size(1, 0, &size), EINVAL);
-  ck_assert_int_eq(fl_ipc_region_size(FL_IPC_OBJECTS_MAX + 1, 1, &size), EINVAL);
-  ck_assert_int_eq(fl_ipc_region_size(1, FL_IPC_CLIENTS_MAX + 1, &size), EINVAL);
+  ck_assert_int_eq(fl_ipc_region_size(FL_IPC_OBJECTS_MAX + 1, 1, &size),
+                   EINVAL);
+  ck_assert_int_eq(fl_ipc_region_size(1, FL_IPC_CLIENTS_MAX + 1, &size),
+                   EINVAL);
   ck_assert_int_eq(fl_ipc_region_size(16, 4, &size), 0);
   ck_assert_uint_gt(size, 16 * sizeof(struct fl_ipc_object));
 }
@@ -121,15 +123,15 @@ START_TEST(open_not_a_region)
   fl_ipc_t *r2;
 
   close(foreign_shm(name, 0, 0, 0));
-  ck_assert_int_eq(fl_ipc_open(name, &r2), EAGAIN);      /* not sized yet */
+  ck_assert_int_eq(fl_ipc_open(name, &r2), EAGAIN); /* not sized yet */
   close(foreign_shm(name, 4096, 0, 0));
-  ck_assert_int_eq(fl_ipc_open(name, &r2), EAGAIN);      /* not formatted */
+  ck_assert_int_eq(fl_ipc_open(name, &r2), EAGAIN); /* not formatted */
   close(foreign_shm(name, 4096, 0xdeadbeef, 1));
   ck_assert_int_eq(fl_ipc_open(name, &r2), EBADMSG);
   close(foreign_shm(name, 4096, FL_IPC_MAGIC, FL_IPC_VERSION + 1));
   ck_assert_int_eq(fl_ipc_open(name, &r2), EPROTO);
   close(foreign_shm(name, 4096, FL_IPC_MAGIC, FL_IPC_VERSION));
-  ck_assert_int_eq(fl_ipc_open(name, &r2), EBADMSG);      /* sizes wrong */
+  ck_assert_int_eq(fl_ipc_open(name, &r2), EBADMSG); /* sizes wrong */
   fl_ipc_unlink(name);
 }
 END_TEST
@@ -161,7 +163,7 @@ START_TEST(clients_full)
   ck_assert_int_eq(fl_ipc_create(name, 4, 1, &a), 0);
   ck_assert_int_eq(fl_ipc_open(name, &b), EUSERS);
   ck_assert_int_eq(fl_ipc_close(a), 0);
-  ck_assert_int_eq(fl_ipc_open(name, &b), 0);             /* slot free again */
+  ck_assert_int_eq(fl_ipc_open(name, &b), 0); /* slot free again */
   ck_assert_int_eq(fl_ipc_close(b), 0);
   ck_assert_int_eq(fl_ipc_unlink(name), 0);
 }
@@ -275,10 +277,10 @@ START_TEST(handle_errors)
   ck_assert_int_eq(fl_ipc_rwsem_create(r, "rw", &rw), 0);
   /* Foreign: same slot, another region.  */
   ck_assert_int_eq(fl_ipc_sem_release(r, foreign, 1, NULL), EBADF);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &foreign, CLOCK_MONOTONIC, NULL, &index),
-                   EBADF);
+  ck_assert_int_eq(
+      fl_ipc_wait_any(r, 1, &foreign, CLOCK_MONOTONIC, NULL, &index), EBADF);
   bogus = s;
-  bogus.id = 1000;                                  /* index out of range */
+  bogus.id = 1000; /* index out of range */
   ck_assert_int_eq(fl_ipc_sem_release(r, bogus, 1, NULL), EBADF);
   /* Wrong type.  */
   ck_assert_int_eq(fl_ipc_mutex_release(r, s, NULL), EINVAL);
@@ -286,11 +288,13 @@ START_TEST(handle_errors)
   ck_assert_int_eq(fl_ipc_mutex_read(r, s, NULL, NULL, NULL), EINVAL);
   ck_assert_int_eq(fl_ipc_event_read(r, s, NULL), EINVAL);
   ck_assert_int_eq(fl_ipc_sem_read(r, rw, NULL, NULL), EINVAL);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &rw, CLOCK_MONOTONIC, NULL, &index), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &rw, CLOCK_MONOTONIC, NULL, &index),
+                   EINVAL);
   /* Closed by this process.  */
   ck_assert_int_eq(fl_ipc_obj_close(r, s), 0);
   ck_assert_int_eq(fl_ipc_sem_release(r, s, 1, NULL), EBADF);
-  ck_assert_int_eq(fl_ipc_wait_all(r, 1, &s, CLOCK_MONOTONIC, NULL, NULL), EBADF);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 1, &s, CLOCK_MONOTONIC, NULL, NULL),
+                   EBADF);
   ck_assert_int_eq(fl_ipc_close(other), 0);
   fl_ipc_unlink(name);
 }
@@ -318,8 +322,10 @@ START_TEST(semaphore)
   ck_assert_uint_eq(count, 3);
   ck_assert_uint_eq(max, 3);
   for (count = 0; count < 3; count++)
-    ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_MONOTONIC, &now, &index), 0);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_MONOTONIC, &now, &index), ETIMEDOUT);
+    ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_MONOTONIC, &now, &index),
+                     0);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_MONOTONIC, &now, &index),
+                   ETIMEDOUT);
   ck_assert_int_eq(fl_ipc_sem_read(r, s, &count, NULL), 0);
   ck_assert_uint_eq(count, 0);
 }
@@ -339,7 +345,8 @@ static void *wait_thread(void *arg)
   struct timespec d = later(LONG_NS);
 
   w->rc = w->all ? fl_ipc_wait_all(r, w->n, w->objs, CLOCK_MONOTONIC, &d, NULL)
-                 : fl_ipc_wait_any(r, w->n, w->objs, CLOCK_MONOTONIC, &d, &w->index);
+                 : fl_ipc_wait_any(r, w->n, w->objs, CLOCK_MONOTONIC, &d,
+                                   &w->index);
   return NULL;
 }
 
@@ -382,7 +389,8 @@ START_TEST(mutex)
   ck_assert_uint_eq(owner, fl_ipc_client_id(r));
   ck_assert_uint_ne(tid, (uint32_t)gettid());
   ck_assert_uint_eq(rec, 1);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index), ETIMEDOUT);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index),
+                   ETIMEDOUT);
 }
 END_TEST
 
@@ -409,7 +417,8 @@ START_TEST(events)
   ck_assert_int_eq(fl_ipc_wait_any(r, 1, &a, CLOCK_MONOTONIC, &now, &index), 0);
   ck_assert_int_eq(fl_ipc_event_read(r, a, &prev), 0);
   ck_assert_int_eq(prev, 0);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &a, CLOCK_MONOTONIC, &now, &index), ETIMEDOUT);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &a, CLOCK_MONOTONIC, &now, &index),
+                   ETIMEDOUT);
   /* Manual-reset: stays set for every wait.  */
   ck_assert_int_eq(fl_ipc_event_set(r, m, &prev), 0);
   ck_assert_int_eq(prev, 0);
@@ -421,7 +430,8 @@ START_TEST(events)
   ck_assert_int_eq(prev, 1);
   ck_assert_int_eq(fl_ipc_event_reset(r, m, &prev), 0);
   ck_assert_int_eq(prev, 0);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index), ETIMEDOUT);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index),
+                   ETIMEDOUT);
   /* Pulse with nobody waiting: nothing stays set.  */
   ck_assert_int_eq(fl_ipc_event_pulse(r, m, &prev), 0);
   ck_assert_int_eq(prev, 0);
@@ -487,7 +497,7 @@ START_TEST(wait_any_order)
   ck_assert_int_eq(fl_ipc_wait_any(r, 3, o, CLOCK_REALTIME, NULL, &index), 0);
   ck_assert_uint_eq(index, 2);
   ck_assert_int_eq(fl_ipc_wait_any(r, 3, o, CLOCK_MONOTONIC, &now, &index), 0);
-  ck_assert_uint_eq(index, 2);                      /* recursion */
+  ck_assert_uint_eq(index, 2); /* recursion */
 }
 END_TEST
 
@@ -501,25 +511,35 @@ START_TEST(wait_errors)
   for (i = 0; i < FL_IPC_WAIT_MAX; i++)
     ck_assert_int_eq(fl_ipc_event_create(r, NULL, 1, 1, &o[i]), 0);
   o[FL_IPC_WAIT_MAX] = o[1];
-  ck_assert_int_eq(fl_ipc_wait_any(r, 0, o, CLOCK_MONOTONIC, NULL, &index), EINVAL);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, NULL, CLOCK_MONOTONIC, NULL, &index), EINVAL);
-  ck_assert_int_eq(fl_ipc_wait_any(NULL, 1, o, CLOCK_MONOTONIC, NULL, &index), EINVAL);
-  ck_assert_int_eq(fl_ipc_wait_any(r, FL_IPC_WAIT_MAX + 1, o, CLOCK_MONOTONIC,
-                                   NULL, &index), E2BIG);
-  ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX + 1, o, CLOCK_MONOTONIC,
-                                   NULL, NULL), E2BIG);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, o, CLOCK_PROCESS_CPUTIME_ID, NULL, &index),
+  ck_assert_int_eq(fl_ipc_wait_any(r, 0, o, CLOCK_MONOTONIC, NULL, &index),
                    EINVAL);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, o, CLOCK_MONOTONIC, &bad, &index), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, NULL, CLOCK_MONOTONIC, NULL, &index),
+                   EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(NULL, 1, o, CLOCK_MONOTONIC, NULL, &index),
+                   EINVAL);
+  ck_assert_int_eq(
+      fl_ipc_wait_any(r, FL_IPC_WAIT_MAX + 1, o, CLOCK_MONOTONIC, NULL, &index),
+      E2BIG);
+  ck_assert_int_eq(
+      fl_ipc_wait_all(r, FL_IPC_WAIT_MAX + 1, o, CLOCK_MONOTONIC, NULL, NULL),
+      E2BIG);
+  ck_assert_int_eq(
+      fl_ipc_wait_any(r, 1, o, CLOCK_PROCESS_CPUTIME_ID, NULL, &index), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, o, CLOCK_MONOTONIC, &bad, &index),
+                   EINVAL);
   bad.tv_nsec = -1;
-  ck_assert_int_eq(fl_ipc_wait_all(r, 1, o, CLOCK_MONOTONIC, &bad, NULL), EINVAL);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 1, o, CLOCK_MONOTONIC, &bad, NULL),
+                   EINVAL);
   /* 64 at once is fine; a duplicate is refused by wait-all only.  */
-  ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o, CLOCK_MONOTONIC, &now, NULL), 0);
-  ck_assert_int_eq(fl_ipc_wait_any(r, FL_IPC_WAIT_MAX, o + 1, CLOCK_MONOTONIC,
-                                   &now, &index), 0);
+  ck_assert_int_eq(
+      fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o, CLOCK_MONOTONIC, &now, NULL), 0);
+  ck_assert_int_eq(
+      fl_ipc_wait_any(r, FL_IPC_WAIT_MAX, o + 1, CLOCK_MONOTONIC, &now, &index),
+      0);
   ck_assert_uint_eq(index, 0);
-  ck_assert_int_eq(fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o + 1, CLOCK_MONOTONIC,
-                                   &now, NULL), EINVAL);
+  ck_assert_int_eq(
+      fl_ipc_wait_all(r, FL_IPC_WAIT_MAX, o + 1, CLOCK_MONOTONIC, &now, NULL),
+      EINVAL);
 }
 END_TEST
 
@@ -534,7 +554,8 @@ START_TEST(wait_all_none_or_all)
   ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &o[0]), 0);
   ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, 2, &o[1]), 0);
   /* The semaphore is empty: the free mutex is not taken either.  */
-  ck_assert_int_eq(fl_ipc_wait_all(r, 2, o, CLOCK_MONOTONIC, &now, NULL), ETIMEDOUT);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 2, o, CLOCK_MONOTONIC, &now, NULL),
+                   ETIMEDOUT);
   ck_assert_int_eq(fl_ipc_mutex_read(r, o[0], &owner, NULL, NULL), 0);
   ck_assert_uint_eq(owner, 0);
   /* A thread waits for both; one unit makes it take both at once.  */
@@ -563,7 +584,8 @@ START_TEST(wait_timeout)
   ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, 1, &s), 0);
   t0 = fl_clock_ns(CLOCK_REALTIME);
   d = fl_deadline_after_ns(CLOCK_REALTIME, 50 * 1000000);
-  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_REALTIME, &d, &index), ETIMEDOUT);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_REALTIME, &d, &index),
+                   ETIMEDOUT);
   ck_assert_int_ge(fl_clock_ns(CLOCK_REALTIME) - t0, 50 * 1000000);
   /* The wait slot is free again and the semaphore untouched.  */
   ck_assert_uint_eq(waiting(), 0);
@@ -630,7 +652,7 @@ START_TEST(undo_log)
   fl_ipc_lock(r);
   fl_ipc_set(r, &o->a, 5);
   fl_ipc_set(r, &o->a, 6);
-  fl_ipc_set(r, &o->a, 6);                          /* no change: no entry */
+  fl_ipc_set(r, &o->a, 6); /* no change: no entry */
   ck_assert_uint_eq(fl_ipc_hdr(r)->log_n, 2);
   ck_assert_uint_eq(fl_ipc_log(r)[0].old, 1);
   ck_assert_uint_eq(fl_ipc_log(r)[1].old, 5);

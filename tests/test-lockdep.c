@@ -229,10 +229,12 @@ START_TEST(recursive_read_while_a_writer_waits_is_reported)
     soon.tv_sec++;
     soon.tv_nsec -= 1000000000;
   }
-  ck_assert_int_eq(fl_rwsem_down_read_timed(&r, CLOCK_MONOTONIC, &soon), ETIMEDOUT);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&r, CLOCK_MONOTONIC, &soon),
+                   ETIMEDOUT);
   ck_assert_int_eq(fl_rwsem_up_read(&r), 0);
   ck_assert_int_eq(pthread_join(t, NULL), 0);
-  ck_assert_int_eq(count(checker_said(), "asked for again while a writer waits"), 1);
+  ck_assert_int_eq(
+      count(checker_said(), "asked for again while a writer waits"), 1);
 }
 END_TEST
 
@@ -250,7 +252,8 @@ START_TEST(held_at_exit_is_reported)
   ck_assert_int_eq(fl_spin_init(&a, 0), 0);
   ck_assert_int_eq(pthread_create(&t, NULL, exit_holding, NULL), 0);
   ck_assert_int_eq(pthread_join(t, NULL), 0);
-  ck_assert_int_eq(count(checker_said(), "fastlock: lock held at thread exit"), 1);
+  ck_assert_int_eq(count(checker_said(), "fastlock: lock held at thread exit"),
+                   1);
 }
 END_TEST
 
@@ -288,7 +291,9 @@ START_TEST(spinlock_across_blocking_wait_is_reported)
   ck_assert_int_eq(fl_rwsem_up_write(&rw), 0);
   ck_assert_int_eq(fl_spin_unlock(&a), 0);
   ck_assert_int_eq(pthread_join(t, NULL), 0);
-  ck_assert_int_eq(count(checker_said(), "fastlock: spinlock held across a blocking wait"), 1);
+  ck_assert_int_eq(
+      count(checker_said(), "fastlock: spinlock held across a blocking wait"),
+      1);
 }
 END_TEST
 

@@ -38,13 +38,15 @@ START_TEST(waits_time_out_on_both_clocks)
   ck_assert_int_eq(pthread_mutex_lock(&m), 0);
   d = pt_after_ms(CLOCK_REALTIME, 20);
   ck_assert_int_eq(pthread_cond_timedwait(&c, &m, &d), ETIMEDOUT);
-  ck_assert_int_eq(pthread_mutex_lock(&m), EDEADLK);     /* held again */
+  ck_assert_int_eq(pthread_mutex_lock(&m), EDEADLK); /* held again */
   d = pt_after_ms(CLOCK_MONOTONIC, 20);
   ck_assert_int_eq(pthread_cond_timedwait(&cm, &m, &d), ETIMEDOUT);
   d = pt_after_ms(CLOCK_MONOTONIC, 20);
-  ck_assert_int_eq(pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &d), ETIMEDOUT);
+  ck_assert_int_eq(pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &d),
+                   ETIMEDOUT);
   d = pt_after_ms(CLOCK_REALTIME, 20);
-  ck_assert_int_eq(pthread_cond_clockwait(&cm, &m, CLOCK_REALTIME, &d), ETIMEDOUT);
+  ck_assert_int_eq(pthread_cond_clockwait(&cm, &m, CLOCK_REALTIME, &d),
+                   ETIMEDOUT);
   /* A MONOTONIC deadline (the boot-relative clock, decades before the
    * wall clock's now) given to a REALTIME wait would be long past and
    * return at once; the condattr's clock is what makes this one wait:
@@ -73,7 +75,8 @@ START_TEST(errors)
   ck_assert_int_eq(pthread_cond_wait(&c, &m), EPERM);
   ck_assert_int_eq(pthread_mutex_lock(&m), 0);
   ck_assert_int_eq(pthread_cond_timedwait(&c, &m, &bad), EINVAL);
-  ck_assert_int_eq(pthread_cond_clockwait(&c, &m, CLOCK_THREAD_CPUTIME_ID, &ok), EINVAL);
+  ck_assert_int_eq(pthread_cond_clockwait(&c, &m, CLOCK_THREAD_CPUTIME_ID, &ok),
+                   EINVAL);
   ck_assert_int_eq(pthread_mutex_unlock(&m), 0);
   ck_assert_int_eq(pthread_cond_signal(&c), 0);
   ck_assert_int_eq(pthread_cond_broadcast(&c), 0);
@@ -141,7 +144,8 @@ static void *wait_at_gate(void *p)
 
 START_TEST(broadcast_wakes_all_and_destroy_waits_for_them)
 {
-  struct gate g = { PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP, PTHREAD_COND_INITIALIZER, 0, 0 };
+  struct gate g = { PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP,
+                    PTHREAD_COND_INITIALIZER, 0, 0 };
   pthread_t t[4];
   int i;
 

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 static const int kinds[] = {
-  PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_ERRORCHECK, PTHREAD_MUTEX_RECURSIVE,
+  PTHREAD_MUTEX_NORMAL,
+  PTHREAD_MUTEX_ERRORCHECK,
+  PTHREAD_MUTEX_RECURSIVE,
   PTHREAD_MUTEX_ADAPTIVE_NP,
 };
 
@@ -89,7 +91,8 @@ END_TEST
 START_TEST(errorcheck_reports_misuse)
 {
   pthread_mutex_t m;
-  init_kind(&m, PTHREAD_MUTEX_ERRORCHECK, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_STALLED);
+  init_kind(&m, PTHREAD_MUTEX_ERRORCHECK, PTHREAD_PROCESS_PRIVATE,
+            PTHREAD_MUTEX_STALLED);
   ck_assert_int_eq(pthread_mutex_unlock(&m), EPERM);
   ck_assert_int_eq(pthread_mutex_lock(&m), 0);
   ck_assert_int_eq(pthread_mutex_lock(&m), EDEADLK);
@@ -103,7 +106,8 @@ END_TEST
 START_TEST(recursive_counts_and_overflows)
 {
   pthread_mutex_t m;
-  init_kind(&m, PTHREAD_MUTEX_RECURSIVE, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_STALLED);
+  init_kind(&m, PTHREAD_MUTEX_RECURSIVE, PTHREAD_PROCESS_PRIVATE,
+            PTHREAD_MUTEX_STALLED);
   ck_assert_int_eq(pthread_mutex_lock(&m), 0);
   ck_assert_int_eq(pthread_mutex_lock(&m), 0);
   ck_assert_int_eq(pthread_mutex_trylock(&m), 0);
@@ -129,7 +133,8 @@ START_TEST(bad_arguments_are_einval)
   struct timespec bad = { 0, 1000000000L };
   struct timespec ok = pt_after_ms(CLOCK_REALTIME, 10);
 
-  ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &ok), EINVAL);
+  ck_assert_int_eq(pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &ok),
+                   EINVAL);
   ck_assert_int_eq(pthread_mutex_lock(&m), 0);
   /* A bad timeout matters once the caller would wait.  */
   ck_assert_int_eq(pt_in_thread(timedlock_in_thread, &m), ETIMEDOUT);
@@ -299,7 +304,8 @@ START_TEST(robust_not_made_consistent_is_unrecoverable)
   struct robust_page *r = pt_shared(sizeof *r);
   struct timespec d = pt_after_ms(CLOCK_REALTIME, 1000);
 
-  init_kind(&r->m, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_SHARED, PTHREAD_MUTEX_ROBUST);
+  init_kind(&r->m, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_SHARED,
+            PTHREAD_MUTEX_ROBUST);
   kill_holder(r);
   ck_assert_int_eq(pthread_mutex_timedlock(&r->m, &d), EOWNERDEAD);
   ck_assert_int_eq(pthread_mutex_unlock(&r->m), 0);
@@ -323,7 +329,8 @@ START_TEST(robust_sleeper_is_woken_by_the_kernel)
   pid_t holder;
   int status;
 
-  init_kind(&r->m, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_SHARED, PTHREAD_MUTEX_ROBUST);
+  init_kind(&r->m, PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_SHARED,
+            PTHREAD_MUTEX_ROBUST);
   holder = fork();
   ck_assert_int_ge(holder, 0);
   if (holder == 0) {
@@ -350,7 +357,8 @@ static void *lock_and_exit(void *p)
 START_TEST(robust_thread_exit_gives_eownerdead)
 {
   pthread_mutex_t m;
-  init_kind(&m, PTHREAD_MUTEX_ERRORCHECK, PTHREAD_PROCESS_PRIVATE, PTHREAD_MUTEX_ROBUST);
+  init_kind(&m, PTHREAD_MUTEX_ERRORCHECK, PTHREAD_PROCESS_PRIVATE,
+            PTHREAD_MUTEX_ROBUST);
   pt_in_thread(lock_and_exit, &m);
   ck_assert_int_eq(pthread_mutex_trylock(&m), EOWNERDEAD);
   ck_assert_int_eq(pthread_mutex_lock(&m), EDEADLK);
@@ -374,7 +382,8 @@ START_TEST(robust_list_survives_out_of_order_unlocks)
   int i, status;
 
   for (i = 0; i < 3; i++)
-    init_kind(&r->m[i], PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_SHARED, PTHREAD_MUTEX_ROBUST);
+    init_kind(&r->m[i], PTHREAD_MUTEX_NORMAL, PTHREAD_PROCESS_SHARED,
+              PTHREAD_MUTEX_ROBUST);
   pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
@@ -405,7 +414,7 @@ START_TEST(prio_inherit_is_handed_to_glibc)
   pthread_mutexattr_init(&a);
   ck_assert_int_eq(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT), 0);
   ck_assert_int_eq(pthread_mutex_init(&m, &a), 0);
-  ck_assert_int_ne(m.__data.__kind & 32, 0);       /* glibc's PRIO_INHERIT_NP */
+  ck_assert_int_ne(m.__data.__kind & 32, 0); /* glibc's PRIO_INHERIT_NP */
   ck_assert_int_eq(pthread_mutex_lock(&m), 0);
   ck_assert_int_eq(pt_in_thread(trylock_in_thread, &m), EBUSY);
   ck_assert_int_eq(pthread_mutex_unlock(&m), 0);

@@ -95,7 +95,8 @@ START_TEST(errors)
 {
   pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
   pthread_rwlockattr_t a;
-  struct timespec bad = { 0, 1000000000L }, ok = pt_after_ms(CLOCK_REALTIME, 10);
+  struct timespec bad = { 0, 1000000000L },
+                  ok = pt_after_ms(CLOCK_REALTIME, 10);
   int kind;
 
   ck_assert_int_eq(pthread_rwlock_unlock(&l), EPERM);
@@ -107,15 +108,19 @@ START_TEST(errors)
   ck_assert_int_eq(pthread_rwlock_unlock(&l), 0);
   ck_assert_int_eq(pthread_rwlock_timedwrlock(&l, &bad), EINVAL);
   ck_assert_int_eq(pthread_rwlock_timedrdlock(&l, &bad), EINVAL);
-  ck_assert_int_eq(pthread_rwlock_clockrdlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ok), EINVAL);
-  ck_assert_int_eq(pthread_rwlock_clockwrlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ok), EINVAL);
+  ck_assert_int_eq(
+      pthread_rwlock_clockrdlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ok), EINVAL);
+  ck_assert_int_eq(
+      pthread_rwlock_clockwrlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ok), EINVAL);
 
   ck_assert_int_eq(pthread_rwlockattr_init(&a), 0);
   ck_assert_int_eq(pthread_rwlockattr_setkind_np(&a, 42), EINVAL);
   ck_assert_int_eq(pthread_rwlockattr_setpshared(&a, 42), EINVAL);
   ck_assert_int_eq(pthread_rwlockattr_getkind_np(&a, &kind), 0);
   ck_assert_int_eq(kind, PTHREAD_RWLOCK_DEFAULT_NP);
-  ck_assert_int_eq(pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP), 0);
+  ck_assert_int_eq(pthread_rwlockattr_setkind_np(
+                       &a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP),
+                   0);
   ck_assert_int_eq(pthread_rwlockattr_getkind_np(&a, &kind), 0);
   ck_assert_int_eq(kind, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   ck_assert_int_eq(pthread_rwlockattr_destroy(&a), 0);
@@ -145,12 +150,15 @@ static unsigned mode_of(pthread_rwlock_t *l)
   ck_assert_int_eq(pthread_rwlock_rdlock(l), 0);
   ck_assert_int_eq(pthread_rwlock_unlock(l), 0);
   return (unsigned)((fl_rwsem_t *)(void *)l)->mode
-    & (FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER | FL_PSHARED);
+         & (FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER | FL_PSHARED);
 }
 
 START_TEST(kinds_map_to_rwsem_modes)
 {
-  static const struct { int kind; unsigned mode; } map[] = {
+  static const struct {
+    int kind;
+    unsigned mode;
+  } map[] = {
     { PTHREAD_RWLOCK_PREFER_READER_NP, FL_RWSEM_PREFER_READER },
     { PTHREAD_RWLOCK_PREFER_WRITER_NP, FL_RWSEM_PREFER_WRITER },
     { PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP, FL_RWSEM_PREFER_WRITER },
@@ -170,7 +178,8 @@ START_TEST(kinds_map_to_rwsem_modes)
     ck_assert_int_eq(pthread_rwlock_init(&l, &a), 0);
     ck_assert_uint_eq(mode_of(&l), map[i].mode);
   }
-  ck_assert_int_eq(pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED), 0);
+  ck_assert_int_eq(pthread_rwlockattr_setpshared(&a, PTHREAD_PROCESS_SHARED),
+                   0);
   ck_assert_int_eq(pthread_rwlock_init(&l, &a), 0);
   ck_assert_uint_eq(mode_of(&l), FL_RWSEM_PREFER_WRITER | FL_PSHARED);
 }
@@ -224,8 +233,9 @@ START_TEST(contention_keeps_exclusion)
   struct rw_torture t[4];
 
   for (i = 0; i < 4; i++)
-    t[i] = (struct rw_torture){ &l, &readers, &writers, &violations,
-                                fl_test_iterations(20000), i < 2 };
+    t[i] = (struct rw_torture){
+      &l, &readers, &writers, &violations, fl_test_iterations(20000), i < 2
+    };
   fl_test_threads(4, torture, t, sizeof t[0]);
   ck_assert_int_eq(violations, 0);
 }

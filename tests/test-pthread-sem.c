@@ -80,7 +80,7 @@ START_TEST(a_signal_interrupts_the_wait)
 
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_alarm;
-  sa.sa_flags = 0;              /* with SA_RESTART it would go on, as glibc's */
+  sa.sa_flags = 0; /* with SA_RESTART it would go on, as glibc's */
   sigaction(SIGALRM, &sa, NULL);
   ck_assert_int_eq(sem_init(&s, 0, 0), 0);
   alarm(1);
@@ -184,7 +184,9 @@ START_TEST(named_between_processes)
   ck_assert_int_eq(errno, EEXIST);
   b = sem_open(name_b, O_CREAT, 0600, 0);
   ck_assert_ptr_ne(b, SEM_FAILED);
-  ck_assert_ptr_eq(sem_open(name_b, O_CREAT, 0600, (unsigned)SEM_VALUE_MAX + 1u), SEM_FAILED);
+  ck_assert_ptr_eq(
+      sem_open(name_b, O_CREAT, 0600, (unsigned)SEM_VALUE_MAX + 1u),
+      SEM_FAILED);
   ck_assert_int_eq(errno, EINVAL);
   ck_assert_ptr_eq(sem_open("/", O_CREAT, 0600, 0), SEM_FAILED);
   ck_assert_int_eq(errno, EINVAL);

@@ -26,15 +26,17 @@
 #include <unistd.h>
 
 static const unsigned pshared_modes[] = {
-  FL_PSHARED, FL_PSHARED | FL_RWSEM_PREFER_READER, FL_PSHARED | FL_RWSEM_PREFER_WRITER,
+  FL_PSHARED,
+  FL_PSHARED | FL_RWSEM_PREFER_READER,
+  FL_PSHARED | FL_RWSEM_PREFER_WRITER,
 };
 #define NPMODES ((int)(sizeof pshared_modes / sizeof pshared_modes[0]))
 
 /* What the processes of one test share.  */
 struct shared {
   fl_rwsem_t lock;
-  int32_t step;       /* handshakes between the processes */
-  int32_t result[4];  /* what the children saw */
+  int32_t step;      /* handshakes between the processes */
+  int32_t result[4]; /* what the children saw */
 };
 
 static struct shared *shared_new(unsigned mode)
@@ -64,7 +66,8 @@ static void set(int32_t *p, int32_t v)
 }
 
 /* Poll (without a time limit a slow run could hit) until ok(g).  */
-static void wait_until(struct shared *g, int (*ok)(struct shared *), const char *what)
+static void wait_until(struct shared *g, int (*ok)(struct shared *),
+                       const char *what)
 {
   long tries;
 
@@ -170,28 +173,29 @@ END_TEST
 static void hammer(struct shared *g, unsigned seed)
 {
   for (;;) {
-    struct timespec t = fl_deadline_after_ns(CLOCK_MONOTONIC, rand_r(&seed) % 200000);
+    struct timespec t =
+        fl_deadline_after_ns(CLOCK_MONOTONIC, rand_r(&seed) % 200000);
     int rc;
 
     switch (rand_r(&seed) % 4) {
-    case 0:
-      if (fl_rwsem_down_write(&g->lock) == 0)
-        fl_rwsem_up_write(&g->lock);
-      break;
-    case 1:
-      if (fl_rwsem_down_read(&g->lock) == 0)
-        fl_rwsem_up_read(&g->lock);
-      break;
-    case 2:
-      rc = fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
-      if (rc == 0)
-        fl_rwsem_up_write(&g->lock);
-      break;
-    default:
-      rc = fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t);
-      if (rc == 0)
-        fl_rwsem_up_read(&g->lock);
-      break;
+      case 0:
+        if (fl_rwsem_down_write(&g->lock) == 0)
+          fl_rwsem_up_write(&g->lock);
+        break;
+      case 1:
+        if (fl_rwsem_down_read(&g->lock) == 0)
+          fl_rwsem_up_read(&g->lock);
+        break;
+      case 2:
+        rc = fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+        if (rc == 0)
+          fl_rwsem_up_write(&g->lock);
+        break;
+      default:
+        rc = fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t);
+        if (rc == 0)
+          fl_rwsem_up_read(&g->lock);
+        break;
     }
   }
 }
@@ -221,7 +225,8 @@ START_TEST(timed_calls_survive_a_stopped_process)
                : fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
     ck_assert_msg(rc == 0 || rc == ETIMEDOUT, "timed call: %d", rc);
     if (rc == 0)
-      ck_assert_int_eq(i % 2 ? fl_rwsem_up_read(&g->lock) : fl_rwsem_up_write(&g->lock), 0);
+      ck_assert_int_eq(
+          i % 2 ? fl_rwsem_up_read(&g->lock) : fl_rwsem_up_write(&g->lock), 0);
     ck_assert_int_eq(kill(pid[i % 2], SIGCONT), 0);
   }
   for (k = 0; k < 2; k++) {
@@ -299,8 +304,8 @@ START_TEST(owners_in_two_pid_namespaces_differ)
     ck_assert_msg(WIFEXITED(status[k]) && WEXITSTATUS(status[k]) == 0,
                   "namespace %d: status %#x", k, status[k]);
   ck_assert_int_eq(g->result[0], 0);
-  ck_assert_int_eq(g->result[2], ETIMEDOUT);   /* not EDEADLK */
-  ck_assert_int_eq(g->result[3], EPERM);       /* not the owner */
+  ck_assert_int_eq(g->result[2], ETIMEDOUT); /* not EDEADLK */
+  ck_assert_int_eq(g->result[3], EPERM);     /* not the owner */
   ck_assert_int_eq(g->result[1], 0);
   shared_free(g);
 }
@@ -331,14 +336,14 @@ START_TEST(robust_dead_writer_is_detected)
     usleep(100);
   ck_assert_int_eq(kill(pid, SIGKILL), 0);
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  ck_assert_int_eq(fl_rwsem_consistent(&g->lock), EINVAL);   /* not ours */
+  ck_assert_int_eq(fl_rwsem_consistent(&g->lock), EINVAL); /* not ours */
   rc = by_reader ? fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t)
                  : fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
   ck_assert_int_eq(rc, EOWNERDEAD);
   ck_assert_int_eq(fl_rwsem_downgrade_write(&g->lock), EPERM);
   if (repair) {
     ck_assert_int_eq(fl_rwsem_consistent(&g->lock), 0);
-    ck_assert_int_eq(fl_rwsem_consistent(&g->lock), EINVAL);   /* once */
+    ck_assert_int_eq(fl_rwsem_consistent(&g->lock), EINVAL); /* once */
     ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
     ck_assert_int_eq(fl_rwsem_down_write(&g->lock), 0);
     ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
@@ -401,9 +406,9 @@ START_TEST(atfork_idiom_releases_in_both)
   pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
-    int ok = fl_rwsem_up_write(&s) == 0 && fl_rwsem_down_write(&s) == 0 &&
-             fl_rwsem_up_write(&s) == 0 && fl_rwsem_down_read(&s) == 0 &&
-             fl_rwsem_up_read(&s) == 0 && fl_rwsem_destroy(&s) == 0;
+    int ok = fl_rwsem_up_write(&s) == 0 && fl_rwsem_down_write(&s) == 0
+             && fl_rwsem_up_write(&s) == 0 && fl_rwsem_down_read(&s) == 0
+             && fl_rwsem_up_read(&s) == 0 && fl_rwsem_destroy(&s) == 0;
     _exit(ok ? 0 : 1);
   }
   ck_assert_int_eq(fl_rwsem_up_write(&s), 0);

@@ -34,9 +34,9 @@
 struct segment {
   fl_rwsem_t lock;
   int32_t readers_in, writers_in, violations;
-  uint64_t counter;                 /* plain: protected by the lock */
-  int64_t writes[PROCS];            /* each child's own count */
-  uint64_t where[PROCS];            /* where each child mapped it */
+  uint64_t counter;      /* plain: protected by the lock */
+  int64_t writes[PROCS]; /* each child's own count */
+  uint64_t where[PROCS]; /* where each child mapped it */
 };
 
 static int32_t add(int32_t *p, int32_t v)
@@ -53,17 +53,20 @@ static int acquire(struct segment *g, int write, unsigned *seed)
 {
   unsigned r = (unsigned)rand_r(seed);
   struct timespec deadline =
-    fl_deadline_after_ns(CLOCK_MONOTONIC, (long)(r >> 4) % 1000000L);
+      fl_deadline_after_ns(CLOCK_MONOTONIC, (long)(r >> 4) % 1000000L);
 
   switch (r % 4) {
-  case 0:
-    return write ? fl_rwsem_down_write_trylock(&g->lock)
-                 : fl_rwsem_down_read_trylock(&g->lock);
-  case 1:
-    return write ? fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &deadline)
-                 : fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &deadline);
-  default:
-    return write ? fl_rwsem_down_write(&g->lock) : fl_rwsem_down_read(&g->lock);
+    case 0:
+      return write ? fl_rwsem_down_write_trylock(&g->lock)
+                   : fl_rwsem_down_read_trylock(&g->lock);
+    case 1:
+      return write ? fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC,
+                                               &deadline)
+                   : fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC,
+                                              &deadline);
+    default:
+      return write ? fl_rwsem_down_write(&g->lock)
+                   : fl_rwsem_down_read(&g->lock);
   }
 }
 
@@ -75,7 +78,8 @@ static void child(int fd, int me, long iterations)
    * children's mappings differ from each other's too.  */
   void *pad = mmap(NULL, (size_t)(me + 1) * 4096, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  struct segment *g = mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  struct segment *g =
+      mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   unsigned seed = 0x2545f491u * (unsigned)(me + 1);
   int bad = 0;
   long i;
@@ -118,7 +122,8 @@ static void child(int fd, int me, long iterations)
 
 START_TEST(processes_share_one_lock)
 {
-  static const unsigned modes[] = { FL_PSHARED, FL_PSHARED | FL_RWSEM_PREFER_WRITER };
+  static const unsigned modes[] = { FL_PSHARED,
+                                    FL_PSHARED | FL_RWSEM_PREFER_WRITER };
   int fd = memfd_create("fl-rwsem-pshared", 0);
   long iterations = fl_test_iterations(ITERATIONS);
   struct segment *g;

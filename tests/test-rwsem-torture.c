@@ -48,8 +48,8 @@
 
 struct torture {
   fl_rwsem_t lock;
-  fl_rwsem_t other;          /* the broken variant's writers lock this */
-  fl_rwsem_t *writers_lock;  /* &lock, or &other when broken */
+  fl_rwsem_t other;         /* the broken variant's writers lock this */
+  fl_rwsem_t *writers_lock; /* &lock, or &other when broken */
   int broken;
   long iterations;
   /* The invariant: atomics, hidden from the Valgrind tools.  */
@@ -93,8 +93,8 @@ static void check_word(struct torture *t, int writer)
     add(&t->violations, 1);
   /* (A READ_BIAS reader in the table may see a writer that holds WRITER
    * while it waits for the table's readers to leave.)  */
-  if (!writer && (c & FL_RWSEM_WRITER) && !t->broken &&
-      !(get(&t->lock.mode) & (int32_t)FL_RWSEM_READ_BIAS))
+  if (!writer && (c & FL_RWSEM_WRITER) && !t->broken
+      && !(get(&t->lock.mode) & (int32_t)FL_RWSEM_READ_BIAS))
     add(&t->violations, 1);
 }
 
@@ -141,22 +141,26 @@ static int acquire(struct worker *w, fl_rwsem_t *s)
 
   r >>= 1;
   if (r % 8 == 7) {
-    deadline.tv_sec = 1;   /* long past: only a free lock may be taken */
+    deadline.tv_sec = 1; /* long past: only a free lock may be taken */
     deadline.tv_nsec = 0;
   } else {
     deadline = fl_deadline_after_ns(clock, (long)(r >> 3) % 2000000L);
   }
   switch (r % 8) {
-  case 0: case 1: case 2:
-    rc = w->writer ? fl_rwsem_down_write(s) : fl_rwsem_down_read(s);
-    break;
-  case 3: case 4:
-    rc = w->writer ? fl_rwsem_down_write_trylock(s) : fl_rwsem_down_read_trylock(s);
-    break;
-  default:
-    rc = w->writer ? fl_rwsem_down_write_timed(s, clock, &deadline)
-                   : fl_rwsem_down_read_timed(s, clock, &deadline);
-    break;
+    case 0:
+    case 1:
+    case 2:
+      rc = w->writer ? fl_rwsem_down_write(s) : fl_rwsem_down_read(s);
+      break;
+    case 3:
+    case 4:
+      rc = w->writer ? fl_rwsem_down_write_trylock(s)
+                     : fl_rwsem_down_read_trylock(s);
+      break;
+    default:
+      rc = w->writer ? fl_rwsem_down_write_timed(s, clock, &deadline)
+                     : fl_rwsem_down_read_timed(s, clock, &deadline);
+      break;
   }
   if (rc == EBUSY)
     w->busy++;
@@ -244,8 +248,8 @@ static struct outcome torture(const char *name, unsigned mode, int broken)
   printf("torture %-22s readers %6ld (min %5ld max %5ld%s) writers %6ld "
          "(min %5ld max %5ld%s) busy %ld timeouts %ld violations %ld\n",
          name, sum[0], min[0], max[0], max[0] / 2 > min[0] ? " STARVED" : "",
-         sum[1], min[1], max[1], max[1] / 2 > min[1] ? " STARVED" : "",
-         busy, timeouts, out.violations);
+         sum[1], min[1], max[1], max[1] / 2 > min[1] ? " STARVED" : "", busy,
+         timeouts, out.violations);
   if (!broken) {
     /* Every write went through a and b, and the lock is free again.  */
     ck_assert_uint_eq(t.a, (uint64_t)out.writes);

@@ -25,7 +25,10 @@
 
 /* The modes most tests run in (Check loop index).  */
 static const unsigned modes[] = {
-  0, FL_RWSEM_PREFER_READER, FL_RWSEM_PREFER_WRITER, FL_RWSEM_READ_BIAS,
+  0,
+  FL_RWSEM_PREFER_READER,
+  FL_RWSEM_PREFER_WRITER,
+  FL_RWSEM_READ_BIAS,
   FL_PSHARED,
 };
 #define NMODES ((int)(sizeof modes / sizeof modes[0]))
@@ -47,7 +50,8 @@ static uint32_t readers_of(fl_rwsem_t *s)
 static int32_t idle_count(unsigned mode)
 {
   return (mode & FL_RWSEM_READ_BIAS) ? FL_RWSEM_BIASED
-         : (mode & FL_PSHARED) ? FL_RWSEM_SHARED : 0;
+         : (mode & FL_PSHARED)       ? FL_RWSEM_SHARED
+                                     : 0;
 }
 
 /* Unlocked and nobody waiting (the READ_BIAS bias may be on or off).  */
@@ -66,7 +70,7 @@ static void done_with(fl_rwsem_t *s)
 
 static void init_mode(fl_rwsem_t *s, unsigned mode)
 {
-  memset(s, 0x5a, sizeof *s);   /* init must not rely on a zeroed object */
+  memset(s, 0x5a, sizeof *s); /* init must not rely on a zeroed object */
   ck_assert_int_eq(fl_rwsem_init(s, mode), 0);
   ck_assert_int_eq(count_of(s), idle_count(mode));
 }
@@ -79,7 +83,8 @@ static void wait_flag(fl_rwsem_t *s, int32_t flag)
   long tries;
 
   for (tries = 0; !(count_of(s) & flag); tries++) {
-    ck_assert_msg(tries < 1000000, "no thread waited on the lock after 1000000 polls");
+    ck_assert_msg(tries < 1000000,
+                  "no thread waited on the lock after 1000000 polls");
     usleep(200);
   }
 }
@@ -108,9 +113,18 @@ static void wait_bias_off(fl_rwsem_t *s)
  * set, a thread that keeps what it acquired until told to release it, so
  * that every lock is released by the thread that took it (as the tools
  * require).  */
-enum op { OP_READ, OP_WRITE, OP_TRY_READ, OP_TRY_WRITE, OP_TIMED_READ,
-          OP_TIMED_WRITE, OP_UP_READ, OP_UP_WRITE, OP_DOWNGRADE,
-          OP_TRY_READ_AND_UP };
+enum op {
+  OP_READ,
+  OP_WRITE,
+  OP_TRY_READ,
+  OP_TRY_WRITE,
+  OP_TIMED_READ,
+  OP_TIMED_WRITE,
+  OP_UP_READ,
+  OP_UP_WRITE,
+  OP_DOWNGRADE,
+  OP_TRY_READ_AND_UP
+};
 
 struct job {
   fl_rwsem_t *s;
@@ -119,7 +133,7 @@ struct job {
   clockid_t clock;
   struct timespec deadline;
   int result, release_result;
-  int32_t done, release;   /* flags between the thread and the test */
+  int32_t done, release; /* flags between the thread and the test */
 };
 
 static int is_write(enum op op)
@@ -132,36 +146,51 @@ static void *run_job(void *p)
   struct job *j = p;
 
   switch (j->op) {
-  case OP_READ: j->result = fl_rwsem_down_read(j->s); break;
-  case OP_WRITE: j->result = fl_rwsem_down_write(j->s); break;
-  case OP_TRY_READ: j->result = fl_rwsem_down_read_trylock(j->s); break;
-  case OP_TRY_WRITE: j->result = fl_rwsem_down_write_trylock(j->s); break;
-  case OP_TIMED_READ:
-    j->result = fl_rwsem_down_read_timed(j->s, j->clock, &j->deadline);
-    break;
-  case OP_TIMED_WRITE:
-    j->result = fl_rwsem_down_write_timed(j->s, j->clock, &j->deadline);
-    break;
-  case OP_UP_READ: j->result = fl_rwsem_up_read(j->s); break;
-  case OP_UP_WRITE: j->result = fl_rwsem_up_write(j->s); break;
-  case OP_DOWNGRADE: j->result = fl_rwsem_downgrade_write(j->s); break;
-  case OP_TRY_READ_AND_UP:
-    j->result = fl_rwsem_down_read_trylock(j->s);
-    if (j->result == 0)
+    case OP_READ:
+      j->result = fl_rwsem_down_read(j->s);
+      break;
+    case OP_WRITE:
+      j->result = fl_rwsem_down_write(j->s);
+      break;
+    case OP_TRY_READ:
+      j->result = fl_rwsem_down_read_trylock(j->s);
+      break;
+    case OP_TRY_WRITE:
+      j->result = fl_rwsem_down_write_trylock(j->s);
+      break;
+    case OP_TIMED_READ:
+      j->result = fl_rwsem_down_read_timed(j->s, j->clock, &j->deadline);
+      break;
+    case OP_TIMED_WRITE:
+      j->result = fl_rwsem_down_write_timed(j->s, j->clock, &j->deadline);
+      break;
+    case OP_UP_READ:
       j->result = fl_rwsem_up_read(j->s);
-    break;
+      break;
+    case OP_UP_WRITE:
+      j->result = fl_rwsem_up_write(j->s);
+      break;
+    case OP_DOWNGRADE:
+      j->result = fl_rwsem_downgrade_write(j->s);
+      break;
+    case OP_TRY_READ_AND_UP:
+      j->result = fl_rwsem_down_read_trylock(j->s);
+      if (j->result == 0)
+        j->result = fl_rwsem_up_read(j->s);
+      break;
   }
   __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
   if (j->hold && j->result == 0) {
     while (!__atomic_load_n(&j->release, __ATOMIC_ACQUIRE))
       usleep(100);
-    j->release_result = is_write(j->op) ? fl_rwsem_up_write(j->s)
-                                        : fl_rwsem_up_read(j->s);
+    j->release_result =
+        is_write(j->op) ? fl_rwsem_up_write(j->s) : fl_rwsem_up_read(j->s);
   }
   return NULL;
 }
 
-static void start_job(pthread_t *t, struct job *j, fl_rwsem_t *s, enum op op, int hold)
+static void start_job(pthread_t *t, struct job *j, fl_rwsem_t *s, enum op op,
+                      int hold)
 {
   j->s = s;
   j->op = op;
@@ -238,14 +267,16 @@ START_TEST(init_checks_flags)
 
   ck_assert_int_eq(fl_rwsem_init(&s, 0x8u), EINVAL);
   ck_assert_int_eq(fl_rwsem_init(&s, 0x800u), EINVAL);
-  ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_PREFER_READER |
-                                     FL_RWSEM_PREFER_WRITER), EINVAL);
+  ck_assert_int_eq(
+      fl_rwsem_init(&s, FL_RWSEM_PREFER_READER | FL_RWSEM_PREFER_WRITER),
+      EINVAL);
   ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_READ_BIAS | FL_PSHARED), EINVAL);
-  ck_assert_int_eq(fl_rwsem_init(&s, FL_RWSEM_READ_BIAS | FL_RWSEM_PREFER_WRITER), 0);
+  ck_assert_int_eq(
+      fl_rwsem_init(&s, FL_RWSEM_READ_BIAS | FL_RWSEM_PREFER_WRITER), 0);
   ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
   ck_assert_int_eq(fl_rwsem_init(&s, FL_PSHARED | FL_RWSEM_PREFER_READER), 0);
   ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
-  ck_assert_int_eq(fl_rwsem_init(&s, FL_ROBUST), EINVAL);   /* not shared */
+  ck_assert_int_eq(fl_rwsem_init(&s, FL_ROBUST), EINVAL); /* not shared */
   ck_assert_int_eq(fl_rwsem_init(&s, FL_ROBUST | FL_PSHARED), 0);
   ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
 }
@@ -261,7 +292,7 @@ START_TEST(readers_share)
   init_mode(&s, mode);
   ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
   ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), 0);
-  ck_assert_int_eq(in_thread(&s, OP_TRY_READ_AND_UP), 0);  /* a third */
+  ck_assert_int_eq(in_thread(&s, OP_TRY_READ_AND_UP), 0); /* a third */
   ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY);
   ck_assert_int_eq(fl_rwsem_down_write_trylock(&s), EBUSY);
   ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
@@ -269,7 +300,7 @@ START_TEST(readers_share)
   ck_assert(is_idle(&s));
   start_job(&tw, &w, &s, OP_TRY_WRITE, 1);
   ck_assert_int_eq(job_result(&w), 0);
-  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM);    /* that thread holds it */
+  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM); /* that thread holds it */
   ck_assert_int_eq(fl_rwsem_destroy(&s), EBUSY);
   ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), EBUSY);
   ck_assert_int_eq(in_thread(&s, OP_UP_WRITE), EPERM); /* a different one */
@@ -286,7 +317,8 @@ START_TEST(writer_excludes)
   init_mode(&s, mode);
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
   ck_assert(count_of(&s) & FL_RWSEM_WRITER);
-  ck_assert_int_eq(fl_load_relaxed(&s.owner) & ~FL_RWSEM_OWNER_SLOW, fl_rwsem_thread.tid);
+  ck_assert_int_eq(fl_load_relaxed(&s.owner) & ~FL_RWSEM_OWNER_SLOW,
+                   fl_rwsem_thread.tid);
   ck_assert_int_eq(in_thread(&s, OP_TRY_READ), EBUSY);
   ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY);
   ck_assert_int_eq(in_thread(&s, OP_UP_WRITE), EPERM);
@@ -314,8 +346,10 @@ START_TEST(write_holder_gets_edeadlk)
   memcpy(&before, &s, sizeof s);
   ck_assert_int_eq(fl_rwsem_down_read(&s), EDEADLK);
   ck_assert_int_eq(fl_rwsem_down_write(&s), EDEADLK);
-  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_MONOTONIC, &later), EDEADLK);
-  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_MONOTONIC, &later), EDEADLK);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_MONOTONIC, &later),
+                   EDEADLK);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_MONOTONIC, &later),
+                   EDEADLK);
   ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), EBUSY);
   ck_assert_int_eq(fl_rwsem_down_write_trylock(&s), EBUSY);
   ck_assert_mem_eq(&s, &before, sizeof s);
@@ -339,14 +373,14 @@ START_TEST(bad_release_gets_eperm)
 
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
   memcpy(&before, &s, sizeof s);
-  ck_assert_int_eq(fl_rwsem_up_read(&s), EPERM);   /* a writer, no reader */
+  ck_assert_int_eq(fl_rwsem_up_read(&s), EPERM); /* a writer, no reader */
   ck_assert_mem_eq(&s, &before, sizeof s);
   ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
-  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM);  /* twice */
+  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM); /* twice */
 
   ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
   memcpy(&before, &s, sizeof s);
-  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM);  /* a reader, no writer */
+  ck_assert_int_eq(fl_rwsem_up_write(&s), EPERM); /* a reader, no writer */
   ck_assert_int_eq(fl_rwsem_downgrade_write(&s), EPERM);
   ck_assert_mem_eq(&s, &before, sizeof s);
   ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
@@ -497,7 +531,7 @@ END_TEST
 START_TEST(reader_overflow_is_eagain)
 {
   fl_rwsem_t s;
-  unsigned mode = modes[_i] & ~FL_RWSEM_READ_BIAS;   /* the count word's limit */
+  unsigned mode = modes[_i] & ~FL_RWSEM_READ_BIAS; /* the count word's limit */
   struct timespec later = fl_deadline_after_ns(CLOCK_REALTIME, 1000000000L);
   int32_t full;
   long i, failed = 0;
@@ -513,7 +547,8 @@ START_TEST(reader_overflow_is_eagain)
   ck_assert_int_eq(fl_rwsem_raw_down_read(&s, FL_RWSEM_BLOCK), EAGAIN);
   ck_assert_int_eq(fl_rwsem_down_read(&s), EAGAIN);
   ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), EAGAIN);
-  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_REALTIME, &later), EAGAIN);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_REALTIME, &later),
+                   EAGAIN);
   ck_assert_int_eq(in_thread(&s, OP_READ), EAGAIN);
   ck_assert_int_eq(count_of(&s), full);
   for (i = 0; i < FL_RWSEM_READERS_MAX; i++)
@@ -534,13 +569,19 @@ START_TEST(timed_bad_arguments_are_einval)
 
   init_mode(&s, modes[_i]);
   memcpy(&before, &s, sizeof s);
-  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_MONOTONIC, &minus), EINVAL);
-  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_REALTIME, &billion), EINVAL);
-  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_PROCESS_CPUTIME_ID, &fine), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_MONOTONIC, &minus),
+                   EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_REALTIME, &billion),
+                   EINVAL);
+  ck_assert_int_eq(
+      fl_rwsem_down_read_timed(&s, CLOCK_PROCESS_CPUTIME_ID, &fine), EINVAL);
   ck_assert_int_eq(fl_rwsem_down_read_timed(&s, CLOCK_MONOTONIC, NULL), EINVAL);
-  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_REALTIME, &minus), EINVAL);
-  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_MONOTONIC, &billion), EINVAL);
-  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_THREAD_CPUTIME_ID, &fine), EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_REALTIME, &minus),
+                   EINVAL);
+  ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_MONOTONIC, &billion),
+                   EINVAL);
+  ck_assert_int_eq(
+      fl_rwsem_down_write_timed(&s, CLOCK_THREAD_CPUTIME_ID, &fine), EINVAL);
   ck_assert_int_eq(fl_rwsem_down_write_timed(&s, CLOCK_REALTIME, NULL), EINVAL);
   ck_assert_mem_eq(&s, &before, sizeof s);
   done_with(&s);
@@ -573,7 +614,8 @@ static void same_state(fl_rwsem_t *s, const fl_rwsem_t *before)
   ck_assert_int_eq(s->owner, before->owner);
   ck_assert_int_eq(s->owner_ns, before->owner_ns);
   ck_assert_int_eq(s->mode, before->mode);
-  ck_assert_int_eq(s->bias & ~FL_RWSEM_BIAS_WATCHED, before->bias & ~FL_RWSEM_BIAS_WATCHED);
+  ck_assert_int_eq(s->bias & ~FL_RWSEM_BIAS_WATCHED,
+                   before->bias & ~FL_RWSEM_BIAS_WATCHED);
 }
 
 START_TEST(timeout_leaves_lock_as_it_was)
@@ -586,15 +628,18 @@ START_TEST(timeout_leaves_lock_as_it_was)
 
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
   memcpy(&before, &s, sizeof s);
-  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_READ, clock, 5000000L), ETIMEDOUT);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_READ, clock, 5000000L),
+                   ETIMEDOUT);
   same_state(&s, &before);
-  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, clock, 5000000L), ETIMEDOUT);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, clock, 5000000L),
+                   ETIMEDOUT);
   same_state(&s, &before);
   ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
 
   ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
   memcpy(&before, &s, sizeof s);
-  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, clock, 5000000L), ETIMEDOUT);
+  ck_assert_int_eq(timed_in_thread(&s, OP_TIMED_WRITE, clock, 5000000L),
+                   ETIMEDOUT);
   same_state(&s, &before);
   ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
   done_with(&s);
@@ -662,16 +707,18 @@ START_TEST(biased_readers_leave_the_lock_alone)
   fl_rwsem_t s, before;
 
   init_mode(&s, FL_RWSEM_READ_BIAS | (_i ? FL_RWSEM_PREFER_WRITER : 0));
-  ck_assert_int_eq(fl_load_relaxed(&s.bias) & FL_RWSEM_BIAS_ON, FL_RWSEM_BIAS_ON);
+  ck_assert_int_eq(fl_load_relaxed(&s.bias) & FL_RWSEM_BIAS_ON,
+                   FL_RWSEM_BIAS_ON);
   memcpy(&before, &s, sizeof s);
   ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
-  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);        /* recursively */
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0); /* recursively */
   ck_assert_int_eq(fl_rwsem_down_read_trylock(&s), 0);
   ck_assert_mem_eq(&s, &before, sizeof s);
   ck_assert_int_eq(fl_rwsem_destroy(&s), EBUSY);
-  ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE), EBUSY); /* revoked and put back */
+  ck_assert_int_eq(in_thread(&s, OP_TRY_WRITE),
+                   EBUSY); /* revoked and put back */
   ck_assert_mem_eq(&s, &before, sizeof s);
-  ck_assert_int_eq(fl_rwsem_down_write(&s), EDEADLK);   /* we are a reader */
+  ck_assert_int_eq(fl_rwsem_down_write(&s), EDEADLK); /* we are a reader */
   ck_assert_int_eq(fl_rwsem_down_write_trylock(&s), EBUSY);
   ck_assert_mem_eq(&s, &before, sizeof s);
   ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
@@ -735,7 +782,8 @@ START_TEST(queued_writer_closes_the_bias)
   /* The hand-made read lock goes as a dead reader's would.  */
   ck_assert_int_eq(fl_rwsem_reader_died(&s), 0);
   ck_assert_int_eq(job_result(&w), 0);
-  ck_assert_int_eq(count_of(&s) & (FL_RWSEM_WRITER | FL_RWSEM_BIASED), FL_RWSEM_WRITER);
+  ck_assert_int_eq(count_of(&s) & (FL_RWSEM_WRITER | FL_RWSEM_BIASED),
+                   FL_RWSEM_WRITER);
   finish_job(tw, &w);
   ck_assert_int_eq(count_of(&s), 0);
   ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
@@ -760,8 +808,8 @@ START_TEST(recursive_biased_read_passes_a_revoking_writer)
   ck_assert_int_eq(fl_load_relaxed(&a->bias_id) % FL_RWSEM_BIAS_SLOTS,
                    fl_load_relaxed(&b->bias_id) % FL_RWSEM_BIAS_SLOTS);
   ck_assert_int_eq(fl_rwsem_down_read(a), 0);
-  ck_assert_int_eq(fl_rwsem_down_read(b), 0);   /* not in its home slot */
-  ck_assert_int_eq(fl_rwsem_up_read(a), 0);     /* the home slot is free */
+  ck_assert_int_eq(fl_rwsem_down_read(b), 0); /* not in its home slot */
+  ck_assert_int_eq(fl_rwsem_up_read(a), 0);   /* the home slot is free */
   start_job(&tw, &w, b, OP_WRITE, 1);
   wait_bias_off(b);
   ck_assert_int_eq(fl_rwsem_down_read(b), 0);
@@ -795,8 +843,12 @@ START_TEST(fork_child_does_not_own_the_parents_lock)
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     struct timespec soon = fl_deadline_after_ns(CLOCK_MONOTONIC, 1000000L);
-    _exit(fl_rwsem_up_write(s) == EPERM && fl_rwsem_down_write_trylock(s) == EBUSY &&
-          fl_rwsem_down_write_timed(s, CLOCK_MONOTONIC, &soon) == ETIMEDOUT ? 0 : 1);
+    _exit(fl_rwsem_up_write(s) == EPERM
+                  && fl_rwsem_down_write_trylock(s) == EBUSY
+                  && fl_rwsem_down_write_timed(s, CLOCK_MONOTONIC, &soon)
+                         == ETIMEDOUT
+              ? 0
+              : 1);
   }
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
   ck_assert(WIFEXITED(status));
@@ -828,8 +880,9 @@ static void *watched_calls(void *p)
   bad |= (fl_rwsem_down_read_trylock(s) != EBUSY) << 6;
   bad |= (fl_rwsem_up_write(s) != 0) << 7;
   bad |= (fl_rwsem_up_write(s) != EPERM) << 8;
-  bad |= (fl_rwsem_down_write_trylock(s) != 0 || fl_rwsem_downgrade_write(s) != 0 ||
-          fl_rwsem_up_read(s) != 0) << 9;
+  bad |= (fl_rwsem_down_write_trylock(s) != 0
+          || fl_rwsem_downgrade_write(s) != 0 || fl_rwsem_up_read(s) != 0)
+         << 9;
   return (void *)bad;
 }
 
@@ -838,7 +891,7 @@ START_TEST(watched_calls_go_through_the_library)
   fl_rwsem_t s;
   pthread_t t;
   void *bad;
-  int32_t was = fl_load_relaxed(&fl_tools_active);   /* a tool may run us */
+  int32_t was = fl_load_relaxed(&fl_tools_active); /* a tool may run us */
 
   init_mode(&s, modes[_i]);
   fl_store_relaxed(&fl_tools_active, 1);
@@ -861,7 +914,8 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tc, write_holder_gets_edeadlk, 0, NMODES);
   tcase_add_loop_test(tc, bad_release_gets_eperm, 0, NMODES);
   tcase_add_loop_test(tc, timed_bad_arguments_are_einval, 0, NMODES);
-  tcase_add_loop_test(tc, timed_takes_a_free_lock_after_its_deadline, 0, 2 * NMODES);
+  tcase_add_loop_test(tc, timed_takes_a_free_lock_after_its_deadline, 0,
+                      2 * NMODES);
   tcase_add_loop_test(tc, reader_overflow_is_eagain, 0, 3);
   suite_add_tcase(s, tc);
 
@@ -872,7 +926,8 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tt, downgrade_keeps_writers_out, 0, NMODES);
   tcase_add_loop_test(tt, downgrade_admits_queued_readers, 0, NMODES);
   tcase_add_loop_test(tt, sleepers_are_woken, 0, NMODES);
-  tcase_add_loop_test(tt, preference_decides_who_passes_a_queued_writer, 0, NMODES);
+  tcase_add_loop_test(tt, preference_decides_who_passes_a_queued_writer, 0,
+                      NMODES);
   tcase_add_loop_test(tt, leaving_writer_hands_over_per_mode, 0, NMODES);
   tcase_add_loop_test(tt, timeout_leaves_lock_as_it_was, 0, 2 * NMODES);
   tcase_add_loop_test(tt, timed_waiter_gets_the_lock, 0, 2 * NMODES);

@@ -75,7 +75,8 @@ END_TEST
 START_TEST(busy_and_bad_unlock)
 {
   static const uint32_t waiting[] = {
-    FL_QSPIN_PENDING, 5u << FL_QSPIN_TAIL_SHIFT,
+    FL_QSPIN_PENDING,
+    5u << FL_QSPIN_TAIL_SHIFT,
     FL_QSPIN_PENDING | 5u << FL_QSPIN_TAIL_SHIFT,
   };
   fl_qspinlock_t l;
@@ -152,8 +153,8 @@ static void *lock_once(void *p)
 /* What the main thread waits to see before it starts the next waiter.  */
 struct sight {
   fl_qspinlock_t *lock;
-  int32_t tail;       /* the tail must differ from this (and not be 0) */
-  int pending;        /* 1: the pending bit must be set instead */
+  int32_t tail; /* the tail must differ from this (and not be 0) */
+  int pending;  /* 1: the pending bit must be set instead */
 };
 
 static int seen(void *p)
@@ -226,7 +227,9 @@ START_TEST(fifo_order)
     ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
     ck_assert_int_eq(fl_qspin_lock(&l), 0);
     for (k = 0; k < FIFO_THREADS; k++) {
-      w[k] = (struct waiter){ .lock = &l, .rc = -1, .index = k, .turn = &turn, .order = order };
+      w[k] = (struct waiter){
+        .lock = &l, .rc = -1, .index = k, .turn = &turn, .order = order
+      };
       start_waiter(&w[k], k == 0);
     }
     ck_assert_int_eq(fl_qspin_unlock(&l), 0);
@@ -510,7 +513,8 @@ START_TEST(torture)
   ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
   if (_i == 1)
     fl_store_relaxed(&fl_spin_patience, INT32_MAX);
-  fl_torture_check(&t, _i == 1 ? 2 : 4, fl_test_iterations(_i == 0 ? 20000 : 3000));
+  fl_torture_check(&t, _i == 1 ? 2 : 4,
+                   fl_test_iterations(_i == 0 ? 20000 : 3000));
   fl_store_relaxed(&fl_spin_patience, patience);
 }
 END_TEST
@@ -519,7 +523,7 @@ static Suite *qspin_suite(void)
 {
   TCase *single, *threads;
   Suite *s = fl_spin_suite("fl_qspinlock_t (" FL_ARCH_ATOMICS_NAME ")", &single,
-                            &threads);
+                           &threads);
 
   tcase_add_loop_test(single, size_and_words, 0, 2);
   tcase_add_test(single, init_flags);

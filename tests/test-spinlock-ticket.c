@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OWNER(v) ((uint32_t)(v) & FL_TICKET_MASK)
+#define OWNER(v) ((uint32_t)(v)&FL_TICKET_MASK)
 #define NEXT(v) (((uint32_t)(v) >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK)
 #define WORD(next16, owner) ((int32_t)((uint32_t)(next16) << 16 | (owner)))
 
@@ -183,8 +183,8 @@ START_TEST(fifo_order)
     for (k = 0; k < FIFO_THREADS; k++)
       pthread_join(t[k], NULL);
     for (k = 0; k < FIFO_THREADS; k++)
-      ck_assert_msg(f.order[k] == k, "round %d: thread %d got turn %d",
-                    round, k, f.order[k]);
+      ck_assert_msg(f.order[k] == k, "round %d: thread %d got turn %d", round,
+                    k, f.order[k]);
     ck_assert_int_eq(fl_ticket_destroy(&f.lock), 0);
   }
   fl_store_relaxed(&fl_spin_patience, patience);
@@ -222,7 +222,8 @@ START_TEST(unclaimed_grant_is_passed_over)
 
   ck_assert_int_eq(fl_ticket_init(&l, 0), 0);
   ck_assert_int_eq(fl_ticket_lock(&l), 0);
-  phantom = NEXT(fl_atomic_fetch_add_relaxed(&l.word, (int32_t)FL_TICKET_NEXT_ONE));
+  phantom =
+      NEXT(fl_atomic_fetch_add_relaxed(&l.word, (int32_t)FL_TICKET_NEXT_ONE));
   ck_assert_uint_eq(phantom, 1);
   ck_assert_int_eq(pthread_create(&t, NULL, lock_once, &w), 0);
   fl_test_wait_until(tickets_taken, &out);
@@ -280,7 +281,8 @@ END_TEST
 
 START_TEST(pshared_between_processes)
 {
-  struct fl_torture_lock t = { .name = "fl_ticketlock_t", FL_TORTURE_OPS(ticket) };
+  struct fl_torture_lock t = { .name = "fl_ticketlock_t",
+                               FL_TORTURE_OPS(ticket) };
 
   if (FL_SPIN_PSHARED_WORKS)
     fl_test_pshared(&t, fl_test_iterations(100000));
@@ -301,7 +303,8 @@ static uint32_t t_serving(void *l)
 START_TEST(torture)
 {
   static fl_ticketlock_t l;
-  static const char *names[] = { "fl_ticketlock_t", "fl_ticketlock_t, strict FIFO",
+  static const char *names[] = { "fl_ticketlock_t",
+                                 "fl_ticketlock_t, strict FIFO",
                                  "fl_ticketlock_t, across the wrap" };
   struct fl_torture_lock t = {
     .name = names[_i],
@@ -329,8 +332,8 @@ END_TEST
 static Suite *ticket_suite(void)
 {
   TCase *single, *threads;
-  Suite *s = fl_spin_suite("fl_ticketlock_t (" FL_ARCH_ATOMICS_NAME ")", &single,
-                            &threads);
+  Suite *s = fl_spin_suite("fl_ticketlock_t (" FL_ARCH_ATOMICS_NAME ")",
+                           &single, &threads);
 
   tcase_add_loop_test(single, size_and_words, 0, 2);
   tcase_add_test(single, init_flags);

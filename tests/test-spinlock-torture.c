@@ -27,8 +27,8 @@ struct torture_shared {
   const struct fl_torture_lock *t;
   long iterations;
   int threads;
-  int32_t inside;     /* threads in the critical section (atomics only) */
-  int32_t running;    /* threads not finished yet (atomics only) */
+  int32_t inside;  /* threads in the critical section (atomics only) */
+  int32_t running; /* threads not finished yet (atomics only) */
   /* Protected by the lock under test.  */
   long plain;
   uint32_t last_served;
@@ -67,8 +67,9 @@ static void torture_critical(struct torture_thread *me, uint32_t r)
     uint32_t now = t->serving_fn(t->lock);
     uint32_t step = (now - s->last_served) & t->order_mask;
 
-    if (s->served_before &&
-        (t->strict_order ? step != 1 : step == 0 || step > t->order_mask / 2))
+    if (s->served_before
+        && (t->strict_order ? step != 1
+                            : step == 0 || step > t->order_mask / 2))
       s->order_errors++;
     s->last_served = now;
     s->served_before = 1;
@@ -152,8 +153,8 @@ void fl_torture(const struct fl_torture_lock *t, int threads, long iterations,
   r->lost_updates = t->plain ? r->acquisitions - s.plain : 0;
   r->order_errors = s.order_errors;
   r->starved = r->max / 2 > r->min;
-  ok = r->violations == 0 && r->lost_updates == 0 && r->order_errors == 0 &&
-       r->call_errors == 0;
+  ok = r->violations == 0 && r->lost_updates == 0 && r->order_errors == 0
+       && r->call_errors == 0;
   printf("torture %s: %d threads x %ld: %ld acquisitions; per thread while "
          "all ran: min %ld, max %ld%s; violations %ld, lost updates %ld, "
          "order errors %ld, call errors %ld\nEnd of test: %s\n",

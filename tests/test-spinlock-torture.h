@@ -42,11 +42,11 @@ struct fl_torture_lock {
 
 struct fl_torture_report {
   long acquisitions;
-  long violations;      /* found another thread inside */
-  long lost_updates;    /* acquisitions - plain counter, when plain */
+  long violations;   /* found another thread inside */
+  long lost_updates; /* acquisitions - plain counter, when plain */
   long order_errors;
-  long call_errors;     /* a lock or unlock that did not return 0 */
-  long min, max;        /* per thread, while all threads ran */
+  long call_errors; /* a lock or unlock that did not return 0 */
+  long min, max;    /* per thread, while all threads ran */
   int starved;
 };
 
@@ -77,30 +77,55 @@ Suite *fl_spin_suite(const char *name, TCase **single, TCase **threads);
  * macros (the inline fastpaths, or the library on an annotated build),
  * s_n_* through the library's functions by name.  FL_TORTURE_OPS(s) and
  * FL_TORTURE_OPS_BY_NAME(s) initialise those fields with them.  */
-#define FL_TORTURE_ADAPTERS(s, T)                                           \
-  static int s##_t_init(void *l, unsigned flags)                            \
-  {                                                                         \
-    return fl_##s##_init((T *)l, flags);                                    \
-  }                                                                         \
-  static int s##_t_destroy(void *l) { return fl_##s##_destroy((T *)l); }    \
-  static int s##_t_lock(void *l) { return fl_##s##_lock((T *)l); }          \
-  static int s##_t_trylock(void *l) { return fl_##s##_trylock((T *)l); }    \
-  static int s##_t_unlock(void *l) { return fl_##s##_unlock((T *)l); }      \
-  static int s##_n_lock(void *l) { return (fl_##s##_lock)((T *)l); }        \
-  static int s##_n_trylock(void *l) { return (fl_##s##_trylock)((T *)l); }  \
-  static int s##_n_unlock(void *l) { return (fl_##s##_unlock)((T *)l); }
-#define FL_TORTURE_OPS(s)                                                   \
-  .init_fn = s##_t_init, .destroy_fn = s##_t_destroy, .lock_fn = s##_t_lock, \
-  .trylock_fn = s##_t_trylock, .unlock_fn = s##_t_unlock
-#define FL_TORTURE_OPS_BY_NAME(s)                                           \
-  .init_fn = s##_t_init, .destroy_fn = s##_t_destroy, .lock_fn = s##_n_lock, \
-  .trylock_fn = s##_n_trylock, .unlock_fn = s##_n_unlock
+#define FL_TORTURE_ADAPTERS(s, T)                                              \
+ static int s##_t_init(void *l, unsigned flags)                                \
+ {                                                                             \
+  return fl_##s##_init((T *)l, flags);                                         \
+ }                                                                             \
+ static int s##_t_destroy(void *l)                                             \
+ {                                                                             \
+  return fl_##s##_destroy((T *)l);                                             \
+ }                                                                             \
+ static int s##_t_lock(void *l)                                                \
+ {                                                                             \
+  return fl_##s##_lock((T *)l);                                                \
+ }                                                                             \
+ static int s##_t_trylock(void *l)                                             \
+ {                                                                             \
+  return fl_##s##_trylock((T *)l);                                             \
+ }                                                                             \
+ static int s##_t_unlock(void *l)                                              \
+ {                                                                             \
+  return fl_##s##_unlock((T *)l);                                              \
+ }                                                                             \
+ static int s##_n_lock(void *l)                                                \
+ {                                                                             \
+  return (fl_##s##_lock)((T *)l);                                              \
+ }                                                                             \
+ static int s##_n_trylock(void *l)                                             \
+ {                                                                             \
+  return (fl_##s##_trylock)((T *)l);                                           \
+ }                                                                             \
+ static int s##_n_unlock(void *l)                                              \
+ {                                                                             \
+  return (fl_##s##_unlock)((T *)l);                                            \
+ }
+#define FL_TORTURE_OPS(s)                                                      \
+ .init_fn = s##_t_init, .destroy_fn = s##_t_destroy, .lock_fn = s##_t_lock,    \
+ .trylock_fn = s##_t_trylock, .unlock_fn = s##_t_unlock
+#define FL_TORTURE_OPS_BY_NAME(s)                                              \
+ .init_fn = s##_t_init, .destroy_fn = s##_t_destroy, .lock_fn = s##_n_lock,    \
+ .trylock_fn = s##_n_trylock, .unlock_fn = s##_n_unlock
 
 /* The two ways into the lock functions, for a Check loop test's _i: [0]
  * the macros, [1] the library by name.  */
-#define FL_TORTURE_WAYS(s)                                                  \
-  { { .name = "macros", FL_TORTURE_OPS(s) },                                \
-    { .name = "by name", FL_TORTURE_OPS_BY_NAME(s) } }
+#define FL_TORTURE_WAYS(s)                                                     \
+ {                                                                             \
+  { .name = "macros", FL_TORTURE_OPS(s) },                                     \
+  {                                                                            \
+   .name = "by name", FL_TORTURE_OPS_BY_NAME(s)                                \
+  }                                                                            \
+ }
 
 /* The misuse every lock refuses, leaving its word as it was, on l, a free
  * lock, through t's functions: an unlock of the free lock (EPERM); a

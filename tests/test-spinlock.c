@@ -74,7 +74,7 @@ END_TEST
 struct holder {
   fl_spinlock_t *l;
   int by_name;
-  int32_t phase;     /* 1: holds it; 2: told to let go */
+  int32_t phase; /* 1: holds it; 2: told to let go */
   int rc_lock, rc_unlock;
 };
 
@@ -149,7 +149,7 @@ static Suite *spinlock_suite(void)
 {
   TCase *single, *threads;
   Suite *s = fl_spin_suite("fl_spinlock_t (" FL_ARCH_ATOMICS_NAME ")", &single,
-                            &threads);
+                           &threads);
 
   tcase_add_loop_test(single, size_and_zero_init, 0, 2);
   tcase_add_test(single, init_flags);

@@ -32,7 +32,8 @@ START_TEST(deadline_is_normalised_and_ahead)
   struct timespec d = fl_deadline_after_ns(CLOCK_MONOTONIC, 1999999999L);
 
   ck_assert(fl_timespec_valid(&d));
-  ck_assert((int64_t)d.tv_sec * FL_NSEC_PER_SEC + d.tv_nsec >= before + 1999999999L);
+  ck_assert((int64_t)d.tv_sec * FL_NSEC_PER_SEC + d.tv_nsec
+            >= before + 1999999999L);
 }
 END_TEST
 

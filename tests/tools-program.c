@@ -67,76 +67,78 @@ static void rwsem_round(int r)
   int rc, seen;
 
   switch (r % 5) {
-  case 0:
-    check("down_write", fl_rwsem_down_write(&rwsem));
-    guarded++;
-    check("up_write", fl_rwsem_up_write(&rwsem));
-    break;
-  case 1:
-    while ((rc = fl_rwsem_down_write_trylock(&rwsem)) == EBUSY)
-      sched_yield();
-    check("down_write_trylock", rc);
-    guarded++;
-    check("up_write", fl_rwsem_up_write(&rwsem));
-    break;
-  case 2:
-    t = soon();
-    while ((rc = fl_rwsem_down_write_timed(&rwsem, CLOCK_MONOTONIC, &t)) == ETIMEDOUT)
+    case 0:
+      check("down_write", fl_rwsem_down_write(&rwsem));
+      guarded++;
+      check("up_write", fl_rwsem_up_write(&rwsem));
+      break;
+    case 1:
+      while ((rc = fl_rwsem_down_write_trylock(&rwsem)) == EBUSY)
+        sched_yield();
+      check("down_write_trylock", rc);
+      guarded++;
+      check("up_write", fl_rwsem_up_write(&rwsem));
+      break;
+    case 2:
       t = soon();
-    check("down_write_timed", rc);
-    guarded++;
-    check("up_write", fl_rwsem_up_write(&rwsem));
-    break;
-  case 3:
-    check("down_write", fl_rwsem_down_write(&rwsem));
-    guarded++;
-    check("downgrade_write", fl_rwsem_downgrade_write(&rwsem));
-    seen = guarded;
-    check("up_read", fl_rwsem_up_read(&rwsem));
-    if (seen <= 0)
-      fail("downgrade", EINVAL);
-    break;
-  default:
-    /* Readers only read: the increment for this round is made under the
+      while ((rc = fl_rwsem_down_write_timed(&rwsem, CLOCK_MONOTONIC, &t))
+             == ETIMEDOUT)
+        t = soon();
+      check("down_write_timed", rc);
+      guarded++;
+      check("up_write", fl_rwsem_up_write(&rwsem));
+      break;
+    case 3:
+      check("down_write", fl_rwsem_down_write(&rwsem));
+      guarded++;
+      check("downgrade_write", fl_rwsem_downgrade_write(&rwsem));
+      seen = guarded;
+      check("up_read", fl_rwsem_up_read(&rwsem));
+      if (seen <= 0)
+        fail("downgrade", EINVAL);
+      break;
+    default:
+      /* Readers only read: the increment for this round is made under the
      * write lock, after a read under each kind of read lock.  */
-    check("down_read", fl_rwsem_down_read(&rwsem));
-    seen = guarded;
-    check("up_read", fl_rwsem_up_read(&rwsem));
-    while ((rc = fl_rwsem_down_read_trylock(&rwsem)) == EBUSY)
-      sched_yield();
-    check("down_read_trylock", rc);
-    seen += guarded;
-    check("up_read", fl_rwsem_up_read(&rwsem));
-    t = soon();
-    while ((rc = fl_rwsem_down_read_timed(&rwsem, CLOCK_MONOTONIC, &t)) == ETIMEDOUT)
+      check("down_read", fl_rwsem_down_read(&rwsem));
+      seen = guarded;
+      check("up_read", fl_rwsem_up_read(&rwsem));
+      while ((rc = fl_rwsem_down_read_trylock(&rwsem)) == EBUSY)
+        sched_yield();
+      check("down_read_trylock", rc);
+      seen += guarded;
+      check("up_read", fl_rwsem_up_read(&rwsem));
       t = soon();
-    check("down_read_timed", rc);
-    seen += guarded;
-    check("up_read", fl_rwsem_up_read(&rwsem));
-    if (seen < 0)
-      fail("read", EINVAL);
-    check("down_write", fl_rwsem_down_write(&rwsem));
-    guarded++;
-    check("up_write", fl_rwsem_up_write(&rwsem));
-    break;
+      while ((rc = fl_rwsem_down_read_timed(&rwsem, CLOCK_MONOTONIC, &t))
+             == ETIMEDOUT)
+        t = soon();
+      check("down_read_timed", rc);
+      seen += guarded;
+      check("up_read", fl_rwsem_up_read(&rwsem));
+      if (seen < 0)
+        fail("read", EINVAL);
+      check("down_write", fl_rwsem_down_write(&rwsem));
+      guarded++;
+      check("up_write", fl_rwsem_up_write(&rwsem));
+      break;
   }
 }
 
 /* One guarded increment with a spinlock, blocking on even rounds and by
  * trylock on odd ones.  */
-#define SPIN_ROUND(lock, trylock, unlock, l, r)                             \
-  do {                                                                      \
-    int rc_;                                                                \
-    if ((r) % 2 == 0) {                                                     \
-      check(#lock, lock(l));                                                \
-    } else {                                                                \
-      while ((rc_ = trylock(l)) == EBUSY)                                   \
-        sched_yield();                                                      \
-      check(#trylock, rc_);                                                 \
-    }                                                                       \
-    guarded++;                                                              \
-    check(#unlock, unlock(l));                                              \
-  } while (0)
+#define SPIN_ROUND(lock, trylock, unlock, l, r)                                \
+ do {                                                                          \
+  int rc_;                                                                     \
+  if ((r) % 2 == 0) {                                                          \
+   check(#lock, lock(l));                                                      \
+  } else {                                                                     \
+   while ((rc_ = trylock(l)) == EBUSY)                                         \
+    sched_yield();                                                             \
+   check(#trylock, rc_);                                                       \
+  }                                                                            \
+  guarded++;                                                                   \
+  check(#unlock, unlock(l));                                                   \
+ } while (0)
 
 static int is(const char *name)
 {
@@ -193,13 +195,19 @@ static void *reader(void *unused)
 
 static void set_up(void)
 {
-  static const struct { const char *name; unsigned flags; } rwsems[] = {
+  static const struct {
+    const char *name;
+    unsigned flags;
+  } rwsems[] = {
     { "rwsem", 0 },
     { "rwsem-reader", FL_RWSEM_PREFER_READER },
     { "rwsem-writer", FL_RWSEM_PREFER_WRITER },
     { "rwsem-bias", FL_RWSEM_READ_BIAS },
   };
-  static const struct { const char *name; int strategy; } counters[] = {
+  static const struct {
+    const char *name;
+    int strategy;
+  } counters[] = {
     { "counter-shared", FL_COUNTER_SHARED },
     { "counter-percpu", FL_COUNTER_PERCPU_ATOMIC },
     { "counter-rseq", FL_COUNTER_PERCPU_RSEQ },
@@ -230,8 +238,8 @@ static void set_up(void)
     return;
   }
   fprintf(stderr, "usage: tools-program rwsem|rwsem-reader|rwsem-writer|"
-          "rwsem-bias|spin|ticket|qspin|counter-shared|counter-percpu|"
-          "counter-rseq|counter-sigsafe [race]\n");
+                  "rwsem-bias|spin|ticket|qspin|counter-shared|counter-percpu|"
+                  "counter-rseq|counter-sigsafe [race]\n");
   exit(2);
 }
 
@@ -251,7 +259,8 @@ int main(int argc, char **argv)
   if (is_counter())
     check("pthread_create", pthread_create(&r, NULL, reader, NULL));
   for (i = 0; i < WORKERS; i++)
-    check("pthread_create", pthread_create(&t[i], NULL, worker, (void *)(long)i));
+    check("pthread_create",
+          pthread_create(&t[i], NULL, worker, (void *)(long)i));
   for (i = 0; i < WORKERS; i++)
     check("pthread_join", pthread_join(t[i], NULL));
 

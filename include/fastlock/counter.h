@@ -173,7 +173,10 @@ typedef struct {
   uint64_t slots;
 } fl_counter_t;
 
-#define FL_COUNTER_INITIALIZER { { { 0 }, 0, 0, 0 }, 0, 0, 0, 0 }
+#define FL_COUNTER_INITIALIZER                                                 \
+ {                                                                             \
+  { { 0 }, 0, 0, 0 }, 0, 0, 0, 0                                               \
+ }
 
 /* Make c a counter of the given strategy holding 0.  Returns 0, EINVAL
  * for an unknown strategy, ENOMEM, or EAGAIN when 2^16 PERTHREAD_SIGSAFE

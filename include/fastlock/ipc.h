@@ -80,9 +80,9 @@ typedef struct fl_ipc_obj {
   uint32_t id;
 } fl_ipc_obj_t;
 
-#define FL_IPC_WAIT_MAX 64        /* objects in one wait */
-#define FL_IPC_NAME_MAX 63        /* bytes of an object's name */
-#define FL_IPC_PROBE_MS 20        /* a dead process is found within this */
+#define FL_IPC_WAIT_MAX 64 /* objects in one wait */
+#define FL_IPC_NAME_MAX 63 /* bytes of an object's name */
+#define FL_IPC_PROBE_MS 20 /* a dead process is found within this */
 #define FL_IPC_OBJECTS_MAX 65535
 #define FL_IPC_CLIENTS_MAX 4096
 

@@ -80,7 +80,7 @@
 #define FASTLOCK_RWSEM_H
 
 #include <stdint.h>
-#include <sys/types.h>   /* clockid_t */
+#include <sys/types.h> /* clockid_t */
 
 #include <fastlock/common.h>
 
@@ -102,7 +102,10 @@ typedef struct fl_rwsem {
   int32_t bias_id;
 } fl_rwsem_t;
 
-#define FL_RWSEM_INITIALIZER { 0, 0, 0, 0, 0, 0, 0, 0 }
+#define FL_RWSEM_INITIALIZER                                                   \
+ {                                                                             \
+  0, 0, 0, 0, 0, 0, 0, 0                                                       \
+ }
 
 /* Flags for fl_rwsem_init, besides FL_PSHARED.  */
 #define FL_RWSEM_PREFER_READER 0x100u

@@ -88,7 +88,10 @@ typedef struct {
   int32_t word;
 } fl_spinlock_t;
 
-#define FL_SPINLOCK_INITIALIZER { 0 }
+#define FL_SPINLOCK_INITIALIZER                                                \
+ {                                                                             \
+  0                                                                            \
+ }
 
 FL_EXPORT int fl_spin_init(fl_spinlock_t *l, unsigned flags);
 FL_EXPORT int fl_spin_destroy(fl_spinlock_t *l);
@@ -102,7 +105,10 @@ typedef struct {
   int32_t word;
 } fl_ticketlock_t;
 
-#define FL_TICKETLOCK_INITIALIZER { 0 }
+#define FL_TICKETLOCK_INITIALIZER                                              \
+ {                                                                             \
+  0                                                                            \
+ }
 
 FL_EXPORT int fl_ticket_init(fl_ticketlock_t *l, unsigned flags);
 FL_EXPORT int fl_ticket_destroy(fl_ticketlock_t *l);
@@ -117,7 +123,10 @@ typedef struct {
   int32_t word;
 } fl_qspinlock_t;
 
-#define FL_QSPINLOCK_INITIALIZER { 0 }
+#define FL_QSPINLOCK_INITIALIZER                                               \
+ {                                                                             \
+  0                                                                            \
+ }
 
 FL_EXPORT int fl_qspin_init(fl_qspinlock_t *l, unsigned flags);
 FL_EXPORT int fl_qspin_destroy(fl_qspinlock_t *l);

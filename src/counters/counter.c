@@ -24,15 +24,15 @@
  * area being at least that long, which fl_counter_rseq_usable() checks. */
 _Static_assert(offsetof(struct rseq, cpu_id) == 4, "rseq cpu_id offset");
 _Static_assert(offsetof(struct rseq, rseq_cs) == 8, "rseq rseq_cs offset");
-#define FL_COUNTER_RSEQ_NEEDED (offsetof(struct rseq, rseq_cs) + 8)
+# define FL_COUNTER_RSEQ_NEEDED (offsetof(struct rseq, rseq_cs) + 8)
 #endif
 
 /* What the machine and the process allow, found once.  */
 static struct {
-  uint32_t possible;     /* slots of a per-CPU counter */
-  int possible_known;    /* possible came from the kernel's mask */
-  int rseq;              /* PERCPU_RSEQ runs its critical sections */
-  int auto_strategy;     /* what FL_COUNTER_AUTO becomes */
+  uint32_t possible;  /* slots of a per-CPU counter */
+  int possible_known; /* possible came from the kernel's mask */
+  int rseq;           /* PERCPU_RSEQ runs its critical sections */
+  int auto_strategy;  /* what FL_COUNTER_AUTO becomes */
 } fl_counter_host;
 static pthread_once_t fl_counter_host_once = PTHREAD_ONCE_INIT;
 
@@ -82,8 +82,8 @@ static void fl_counter_host_init(void)
    * negative.  cpu_id must also index the slots: only a mask read from
    * the kernel bounds it.  */
   if (fl_counter_host.possible_known && __rseq_size >= FL_COUNTER_RSEQ_NEEDED) {
-    uint32_t cpu = __atomic_load_n(&fl_counter_rseq_area()->cpu_id,
-                                   __ATOMIC_RELAXED);
+    uint32_t cpu =
+        __atomic_load_n(&fl_counter_rseq_area()->cpu_id, __ATOMIC_RELAXED);
     fl_counter_host.rseq = cpu < n;
   }
 #endif
@@ -129,27 +129,27 @@ int fl_counter_init(fl_counter_t *c, int strategy)
 
   memset(c, 0, sizeof *c);
   switch (strategy) {
-  case FL_COUNTER_PERCPU_ATOMIC:
-  case FL_COUNTER_PERCPU_RSEQ:
-    /* A slot per possible CPU, then the core.  */
-    size = ((size_t)fl_counter_host.possible + 1) << FL_COUNTER_SLOT_SHIFT;
-    if (posix_memalign(&slots, (size_t)1 << FL_COUNTER_SLOT_SHIFT, size) != 0)
-      return ENOMEM;
-    memset(slots, 0, size);
-    /* The slots are read by fl_counter_sum() while other threads add to
+    case FL_COUNTER_PERCPU_ATOMIC:
+    case FL_COUNTER_PERCPU_RSEQ:
+      /* A slot per possible CPU, then the core.  */
+      size = ((size_t)fl_counter_host.possible + 1) << FL_COUNTER_SLOT_SHIFT;
+      if (posix_memalign(&slots, (size_t)1 << FL_COUNTER_SLOT_SHIFT, size) != 0)
+        return ENOMEM;
+      memset(slots, 0, size);
+      /* The slots are read by fl_counter_sum() while other threads add to
      * them with atomics or restartable sections that the Valgrind tools
      * cannot see as synchronisation: they count, they order nothing.  */
-    FL_VG_HIDE(slots, size);
-    c->slots = (uintptr_t)slots;
-    c->nslots = fl_counter_host.possible;
-    break;
-  case FL_COUNTER_PERTHREAD_SIGSAFE:
-    rc = fl_counter_perthread_init(c);
-    if (rc != 0)
-      return rc;
-    break;
-  default:
-    break;
+      FL_VG_HIDE(slots, size);
+      c->slots = (uintptr_t)slots;
+      c->nslots = fl_counter_host.possible;
+      break;
+    case FL_COUNTER_PERTHREAD_SIGSAFE:
+      rc = fl_counter_perthread_init(c);
+      if (rc != 0)
+        return rc;
+      break;
+    default:
+      break;
   }
   c->strategy = (uint32_t)strategy;
   FL_VG_HIDE(c, sizeof *c);
@@ -166,15 +166,15 @@ int fl_counter_destroy(fl_counter_t *c)
   if (!fl_counter_valid(c))
     return EINVAL;
   switch (c->strategy) {
-  case FL_COUNTER_PERCPU_ATOMIC:
-  case FL_COUNTER_PERCPU_RSEQ:
-    free((void *)(uintptr_t)c->slots);
-    break;
-  case FL_COUNTER_PERTHREAD_SIGSAFE:
-    fl_counter_perthread_destroy(c);
-    break;
-  default:
-    break;
+    case FL_COUNTER_PERCPU_ATOMIC:
+    case FL_COUNTER_PERCPU_RSEQ:
+      free((void *)(uintptr_t)c->slots);
+      break;
+    case FL_COUNTER_PERTHREAD_SIGSAFE:
+      fl_counter_perthread_destroy(c);
+      break;
+    default:
+      break;
   }
   memset(c, 0, sizeof *c);
   return 0;
@@ -235,18 +235,18 @@ int64_t fl_counter_sum(fl_counter_t *c)
   int64_t v;
 
   switch (c->strategy) {
-  case FL_COUNTER_PERCPU_ATOMIC:
-  case FL_COUNTER_PERCPU_RSEQ:
-    /* Folds below FL_COUNTER_FORCE_FOLD wait while this is raised, so
+    case FL_COUNTER_PERCPU_ATOMIC:
+    case FL_COUNTER_PERCPU_RSEQ:
+      /* Folds below FL_COUNTER_FORCE_FOLD wait while this is raised, so
      * that a busy counter cannot make the snapshot retry forever.  */
-    fl_atomic_fetch_add_relaxed(&k->summing, 1);
-    v = fl_counter_snapshot(c, 1);
-    fl_atomic_fetch_add_relaxed(&k->summing, -1);
-    return v;
-  case FL_COUNTER_PERTHREAD_SIGSAFE:
-    return fl_counter_perthread_sum(c);
-  default:
-    return fl_counter_read(c);
+      fl_atomic_fetch_add_relaxed(&k->summing, 1);
+      v = fl_counter_snapshot(c, 1);
+      fl_atomic_fetch_add_relaxed(&k->summing, -1);
+      return v;
+    case FL_COUNTER_PERTHREAD_SIGSAFE:
+      return fl_counter_perthread_sum(c);
+    default:
+      return fl_counter_read(c);
   }
 }
 
@@ -261,25 +261,24 @@ int fl_counter_reset(fl_counter_t *c)
 
 int fl_counter_strategy(const fl_counter_t *c)
 {
-  return c->strategy == FL_COUNTER_AUTO ? FL_COUNTER_SHARED
-                                        : (int)c->strategy;
+  return c->strategy == FL_COUNTER_AUTO ? FL_COUNTER_SHARED : (int)c->strategy;
 }
 
 const char *fl_counter_strategy_name(int strategy)
 {
   switch (strategy) {
-  case FL_COUNTER_AUTO:
-    return "auto";
-  case FL_COUNTER_SHARED:
-    return "shared";
-  case FL_COUNTER_PERCPU_ATOMIC:
-    return "percpu-atomic";
-  case FL_COUNTER_PERTHREAD_SIGSAFE:
-    return "perthread-sigsafe";
-  case FL_COUNTER_PERCPU_RSEQ:
-    return "percpu-rseq";
-  default:
-    return "unknown";
+    case FL_COUNTER_AUTO:
+      return "auto";
+    case FL_COUNTER_SHARED:
+      return "shared";
+    case FL_COUNTER_PERCPU_ATOMIC:
+      return "percpu-atomic";
+    case FL_COUNTER_PERTHREAD_SIGSAFE:
+      return "perthread-sigsafe";
+    case FL_COUNTER_PERCPU_RSEQ:
+      return "percpu-rseq";
+    default:
+      return "unknown";
   }
 }
 

@@ -15,9 +15,8 @@ int fl_ipc_event_create(fl_ipc_t *r, const char *name, int manual_reset,
 {
   const uint32_t v[4] = { signaled != 0, 0, 0, 0 };
 
-  return fl_ipc_object_create(r, name,
-                              manual_reset ? FL_IPC_EVENT_MANUAL : FL_IPC_EVENT,
-                              v, out);
+  return fl_ipc_object_create(
+      r, name, manual_reset ? FL_IPC_EVENT_MANUAL : FL_IPC_EVENT, v, out);
 }
 
 enum { SET, RESET, PULSE, READ };

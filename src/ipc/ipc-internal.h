@@ -55,35 +55,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FL_IPC_MAGIC 0x50494c46u     /* "FLIP" in a little-endian dump */
+#define FL_IPC_MAGIC 0x50494c46u /* "FLIP" in a little-endian dump */
 #define FL_IPC_VERSION 1u
-#define FL_IPC_LOG_MAX 1024u         /* > the largest section between checkpoints */
-#define FL_IPC_REPORT_MAX 14u        /* abandoned mutexes kept per dead client */
+#define FL_IPC_LOG_MAX 1024u  /* > the largest section between checkpoints */
+#define FL_IPC_REPORT_MAX 14u /* abandoned mutexes kept per dead client */
 #define FL_IPC_WAITS_PER_CLIENT 4u
 
 /* The header.  magic is written last by fl_ipc_format (a release store),
  * so a process that sees it sees a formatted region.  */
 struct fl_ipc_hdr {
   uint32_t magic, version;
-  uint32_t size;                 /* bytes, as formatted */
-  uint32_t region;               /* this region's identity, in handles */
+  uint32_t size;   /* bytes, as formatted */
+  uint32_t region; /* this region's identity, in handles */
   uint32_t nobjects, nclients, nwaits;
   uint32_t log_off, clients_off, objects_off, waits_off, refs_off;
   /* The region lock word (lock.c): 0 free, else the holder's client tag
    * (client index + 1 | generation << 16) with FL_IPC_LOCK_WAITERS set
    * when some thread sleeps on it.  */
   uint32_t lock;
-  uint32_t log_n;                /* entries in the undo log */
-  uint32_t nwaiting;             /* wait slots in state WAITING */
-  uint32_t ticket;               /* the next wait's ticket */
+  uint32_t log_n;    /* entries in the undo log */
+  uint32_t nwaiting; /* wait slots in state WAITING */
+  uint32_t ticket;   /* the next wait's ticket */
   uint32_t pad[16];
 };
 
 #define FL_IPC_LOCK_WAITERS 0x80000000u
 
 struct fl_ipc_undo {
-  uint32_t off;                  /* of the word, from the region start */
-  uint32_t old;                  /* its value before the write */
+  uint32_t off; /* of the word, from the region start */
+  uint32_t old; /* its value before the write */
 };
 
 /* A client slot: one process that has the region open.
@@ -97,12 +97,16 @@ struct fl_ipc_undo {
  * no mutex, holds no reference, has no WAITING or GRANTED wait slot.  */
 struct fl_ipc_client {
   uint32_t state, gen, pid;
-  uint32_t nabandoned;           /* mutexes its clean-up abandoned */
-  uint32_t abandoned[FL_IPC_REPORT_MAX];  /* their ids (the first ones) */
+  uint32_t nabandoned;                   /* mutexes its clean-up abandoned */
+  uint32_t abandoned[FL_IPC_REPORT_MAX]; /* their ids (the first ones) */
 };
 
-enum { FL_IPC_CLIENT_FREE, FL_IPC_CLIENT_LIVE, FL_IPC_CLIENT_DEAD,
-       FL_IPC_CLIENT_KILLED };
+enum {
+  FL_IPC_CLIENT_FREE,
+  FL_IPC_CLIENT_LIVE,
+  FL_IPC_CLIENT_DEAD,
+  FL_IPC_CLIENT_KILLED
+};
 
 /* An object slot.  type 0 is free; gen counts frees (an object id is
  * index | gen << 16, so a stale handle is refused).  refs is the sum of
@@ -117,7 +121,7 @@ struct fl_ipc_object {
   uint32_t type, gen, refs;
   uint32_t a, b, c, d;
   uint32_t pad;
-  fl_rwsem_t rwsem;              /* the rwsem object's lock */
+  fl_rwsem_t rwsem; /* the rwsem object's lock */
   uint32_t name[16];
 };
 
@@ -133,7 +137,7 @@ struct fl_ipc_object {
  * all: every one).  */
 struct fl_ipc_wait {
   uint32_t state;
-  uint32_t client;               /* tag of the waiting client */
+  uint32_t client; /* tag of the waiting client */
   uint32_t tid;
   uint32_t ticket;
   uint32_t n, all;
@@ -144,24 +148,28 @@ struct fl_ipc_wait {
   uint32_t obj[FL_IPC_WAIT_MAX]; /* object indexes */
 };
 
-enum { FL_IPC_WAIT_FREE, FL_IPC_WAIT_WAITING, FL_IPC_WAIT_GRANTED,
-       FL_IPC_WAIT_CANCELLED };
+enum {
+  FL_IPC_WAIT_FREE,
+  FL_IPC_WAIT_WAITING,
+  FL_IPC_WAIT_GRANTED,
+  FL_IPC_WAIT_CANCELLED
+};
 
 /* One process's view of the region.  */
 struct fl_ipc {
-  unsigned char *base;           /* the mapping */
-  size_t map_size;               /* nonzero if this library mapped it */
-  int fd;                        /* our own open file description */
-  uint32_t client;               /* our client index */
-  uint32_t tag;                  /* index + 1 | gen << 16 */
+  unsigned char *base; /* the mapping */
+  size_t map_size;     /* nonzero if this library mapped it */
+  int fd;              /* our own open file description */
+  uint32_t client;     /* our client index */
+  uint32_t tag;        /* index + 1 | gen << 16 */
   /* Futex words to wake after the current section (wait.c): waking
    * under the lock would only make the woken thread sleep on it.  */
   uint32_t nwake;
   uint32_t wake[16];
 };
 
-#define FL_IPC_TAG_INDEX(tag) (((tag) & 0xffffu) - 1u)
-#define FL_IPC_ID_INDEX(id) ((id) & 0xffffu)
+#define FL_IPC_TAG_INDEX(tag) (((tag)&0xffffu) - 1u)
+#define FL_IPC_ID_INDEX(id) ((id)&0xffffu)
 #define FL_IPC_ID_GEN(id) ((id) >> 16)
 
 /* Accessors of the parts (the header says where each starts).  */
@@ -188,7 +196,7 @@ static inline struct fl_ipc_wait *fl_ipc_waits(const fl_ipc_t *r)
 static inline uint32_t *fl_ipc_refs(const fl_ipc_t *r, uint32_t client)
 {
   return (uint32_t *)(void *)(r->base + fl_ipc_hdr(r)->refs_off)
-    + (size_t)client * fl_ipc_hdr(r)->nobjects;
+         + (size_t)client * fl_ipc_hdr(r)->nobjects;
 }
 
 /* lock.c: the region lock and the undo log.  fl_ipc_lock returns with

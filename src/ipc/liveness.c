@@ -54,7 +54,7 @@ static int probe_lock(int fd, int cmd, short type, uint32_t index)
   fl.l_whence = SEEK_SET;
   fl.l_start = (off_t)index;
   fl.l_len = 1;
-  fl.l_pid = 0;                  /* required by the OFD commands */
+  fl.l_pid = 0; /* required by the OFD commands */
   if (fcntl(fd, cmd, &fl) != 0)
     return -errno;
   return fl.l_type;

@@ -76,11 +76,13 @@ static void recover(fl_ipc_t *r, uint32_t dead_tag)
   }
   fl_store_release((int32_t *)&h->log_n, 0);
   for (i = 0; i < h->nwaits; i++)
-    if (w[i].state == FL_IPC_WAIT_GRANTED || w[i].state == FL_IPC_WAIT_CANCELLED)
+    if (w[i].state == FL_IPC_WAIT_GRANTED
+        || w[i].state == FL_IPC_WAIT_CANCELLED)
       fl_ipc_wake_later(r, &w[i].state);
   if (index < h->nclients) {
     c = &fl_ipc_clients(r)[index];
-    if (c->state == FL_IPC_CLIENT_LIVE && (c->gen & 0x7fffu) == (dead_tag >> 16))
+    if (c->state == FL_IPC_CLIENT_LIVE
+        && (c->gen & 0x7fffu) == (dead_tag >> 16))
       fl_ipc_cleanup(r, index, FL_IPC_CLIENT_DEAD);
   }
 }
@@ -117,13 +119,15 @@ static uint32_t lock_slowpath(fl_ipc_t *r)
     }
     if (!(v & FL_IPC_LOCK_WAITERS)) {
       if (fl_atomic_cmpxchg_relaxed(word, (int32_t)v,
-                                    (int32_t)(v | FL_IPC_LOCK_WAITERS)) != (int32_t)v)
+                                    (int32_t)(v | FL_IPC_LOCK_WAITERS))
+          != (int32_t)v)
         continue;
       v |= FL_IPC_LOCK_WAITERS;
     }
     probe = fl_deadline_after_ns(CLOCK_MONOTONIC,
                                  FL_IPC_PROBE_MS * (int64_t)1000000);
-    if (fl_futex_wait((uint32_t *)word, v, 1, CLOCK_MONOTONIC, &probe) == ETIMEDOUT
+    if (fl_futex_wait((uint32_t *)word, v, 1, CLOCK_MONOTONIC, &probe)
+            == ETIMEDOUT
         && holder_dead(r, v & ~FL_IPC_LOCK_WAITERS)
         && fl_atomic_cmpxchg_acquire(word, (int32_t)v, tag) == (int32_t)v)
       return v & ~FL_IPC_LOCK_WAITERS;
@@ -156,7 +160,7 @@ void fl_ipc_annotate(fl_ipc_t *r)
   FL_VG_HIDE(lock_word(r), sizeof(int32_t));
   for (i = 0; i < fl_ipc_hdr(r)->nwaits; i++)
     FL_VG_HIDE(&w[i].state, sizeof w[i].state);
-  (void)w;                       /* without Valgrind annotations */
+  (void)w; /* without Valgrind annotations */
 }
 
 int fl_ipc_enter(fl_ipc_t *r)

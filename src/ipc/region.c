@@ -30,8 +30,8 @@ static int layout(uint32_t nobjects, uint32_t nclients, struct layout *l)
 {
   uint64_t nwaits = (uint64_t)nclients * FL_IPC_WAITS_PER_CLIENT;
 
-  if (nobjects == 0 || nobjects > FL_IPC_OBJECTS_MAX
-      || nclients == 0 || nclients > FL_IPC_CLIENTS_MAX)
+  if (nobjects == 0 || nobjects > FL_IPC_OBJECTS_MAX || nclients == 0
+      || nclients > FL_IPC_CLIENTS_MAX)
     return EINVAL;
   l->log = align64(sizeof(struct fl_ipc_hdr));
   l->clients = align64(l->log + FL_IPC_LOG_MAX * sizeof(struct fl_ipc_undo));
@@ -74,7 +74,7 @@ int fl_ipc_format(void *mem, size_t size, uint32_t nobjects, uint32_t nclients)
   /* The identity only has to differ between regions a process might
    * confuse: the time, the process and the address mix well enough.  */
   h->region = (uint32_t)(fl_clock_ns(CLOCK_REALTIME) * 2654435761u)
-    ^ (uint32_t)getpid() ^ (uint32_t)(uintptr_t)mem;
+              ^ (uint32_t)getpid() ^ (uint32_t)(uintptr_t)mem;
   h->nobjects = nobjects;
   h->nclients = nclients;
   h->nwaits = nclients * FL_IPC_WAITS_PER_CLIENT;
@@ -139,7 +139,8 @@ static int claim_client(fl_ipc_t *r)
   if (c->state == FL_IPC_CLIENT_LIVE)
     fl_ipc_cleanup(r, i, FL_IPC_CLIENT_DEAD);
   for (k = 0; k < h->nwaits; k++)
-    if (w[k].state == FL_IPC_WAIT_CANCELLED && FL_IPC_TAG_INDEX(w[k].client) == i)
+    if (w[k].state == FL_IPC_WAIT_CANCELLED
+        && FL_IPC_TAG_INDEX(w[k].client) == i)
       fl_ipc_set(r, &w[k].state, FL_IPC_WAIT_FREE);
   fl_ipc_set(r, &c->gen, gen);
   fl_ipc_set(r, &c->pid, (uint32_t)getpid());
@@ -238,7 +239,7 @@ int fl_ipc_open(const char *name, fl_ipc_t **out)
   if (fstat(fd, &st) != 0)
     rc = errno;
   else if ((size_t)st.st_size < sizeof(struct fl_ipc_hdr))
-    rc = EAGAIN;                 /* created, not yet sized */
+    rc = EAGAIN; /* created, not yet sized */
   else
     rc = map_and_join(fd, (size_t)st.st_size, out);
   if (rc != 0)

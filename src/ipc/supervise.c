@@ -45,8 +45,9 @@ void fl_ipc_cleanup(fl_ipc_t *r, uint32_t index, uint32_t state)
     fl_ipc_checkpoint(r);
   }
   for (k = 0; k < h->nwaits; k++) {
-    if (w[k].client != tag || (w[k].state != FL_IPC_WAIT_WAITING
-                               && w[k].state != FL_IPC_WAIT_GRANTED))
+    if (w[k].client != tag
+        || (w[k].state != FL_IPC_WAIT_WAITING
+            && w[k].state != FL_IPC_WAIT_GRANTED))
       continue;
     if (w[k].state == FL_IPC_WAIT_WAITING)
       fl_ipc_set(r, &h->nwaiting, h->nwaiting - 1);
@@ -86,11 +87,12 @@ int fl_ipc_client_died(fl_ipc_t *r, uint32_t client, fl_ipc_obj_t *abandoned,
       || (c->gen & 0x7fffu) != client >> 16) {
     rc = ESRCH;
   } else if (client == r->tag) {
-    rc = EINVAL;                 /* a process cannot cut itself off */
+    rc = EINVAL; /* a process cannot cut itself off */
   } else {
     if (c->state == FL_IPC_CLIENT_LIVE)
-      fl_ipc_cleanup(r, index, fl_ipc_client_alive(r, index)
-                     ? FL_IPC_CLIENT_KILLED : FL_IPC_CLIENT_DEAD);
+      fl_ipc_cleanup(r, index,
+                     fl_ipc_client_alive(r, index) ? FL_IPC_CLIENT_KILLED
+                                                   : FL_IPC_CLIENT_DEAD);
     for (i = 0; i < cap && i < c->nabandoned && i < FL_IPC_REPORT_MAX; i++) {
       abandoned[i].region = fl_ipc_hdr(r)->region;
       abandoned[i].id = c->abandoned[i];

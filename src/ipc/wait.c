@@ -42,16 +42,16 @@ int fl_ipc_can_acquire(const struct fl_ipc_object *o, uint32_t tag,
                        uint32_t tid)
 {
   switch (o->type) {
-  case FL_IPC_SEM:
-    return o->a > 0;
-  case FL_IPC_MUTEX:
-    /* Free, or ours (recursion, up to what the count can hold).  */
-    return o->a == 0 || (o->a == tag && o->b == tid && o->c != UINT32_MAX);
-  case FL_IPC_EVENT:
-  case FL_IPC_EVENT_MANUAL:
-    return o->a != 0;
-  default:
-    return 0;
+    case FL_IPC_SEM:
+      return o->a > 0;
+    case FL_IPC_MUTEX:
+      /* Free, or ours (recursion, up to what the count can hold).  */
+      return o->a == 0 || (o->a == tag && o->b == tid && o->c != UINT32_MAX);
+    case FL_IPC_EVENT:
+    case FL_IPC_EVENT_MANUAL:
+      return o->a != 0;
+    default:
+      return 0;
   }
 }
 
@@ -61,21 +61,21 @@ int fl_ipc_acquire(fl_ipc_t *r, struct fl_ipc_object *o, uint32_t tag,
   int abandoned = 0;
 
   switch (o->type) {
-  case FL_IPC_SEM:
-    fl_ipc_set(r, &o->a, o->a - 1);
-    break;
-  case FL_IPC_MUTEX:
-    abandoned = o->d != 0;
-    fl_ipc_set(r, &o->d, 0);
-    fl_ipc_set(r, &o->a, tag);
-    fl_ipc_set(r, &o->b, tid);
-    fl_ipc_set(r, &o->c, o->c + 1);
-    break;
-  case FL_IPC_EVENT:
-    fl_ipc_set(r, &o->a, 0);
-    break;
-  default:
-    break;
+    case FL_IPC_SEM:
+      fl_ipc_set(r, &o->a, o->a - 1);
+      break;
+    case FL_IPC_MUTEX:
+      abandoned = o->d != 0;
+      fl_ipc_set(r, &o->d, 0);
+      fl_ipc_set(r, &o->a, tag);
+      fl_ipc_set(r, &o->b, tid);
+      fl_ipc_set(r, &o->c, o->c + 1);
+      break;
+    case FL_IPC_EVENT:
+      fl_ipc_set(r, &o->a, 0);
+      break;
+    default:
+      break;
   }
   return abandoned;
 }
@@ -147,8 +147,8 @@ void fl_ipc_wake_scan(fl_ipc_t *r)
       fl_ipc_checkpoint(r);
       continue;
     }
-    if (try_acquire(r, w[best].obj, w[best].n, (int)w[best].all,
-                    w[best].client, w[best].tid, &result, &abandoned)) {
+    if (try_acquire(r, w[best].obj, w[best].n, (int)w[best].all, w[best].client,
+                    w[best].tid, &result, &abandoned)) {
       fl_ipc_set(r, &w[best].result, result);
       fl_ipc_set(r, &w[best].abandoned, abandoned);
       fl_ipc_set(r, &w[best].state, FL_IPC_WAIT_GRANTED);
@@ -172,7 +172,8 @@ static int reap_owners(fl_ipc_t *r, const uint32_t *idx, uint32_t n)
         || o[idx[i]].a == r->tag)
       continue;
     owner = FL_IPC_TAG_INDEX(o[idx[i]].a);
-    if (c[owner].state == FL_IPC_CLIENT_LIVE && !fl_ipc_client_alive(r, owner)) {
+    if (c[owner].state == FL_IPC_CLIENT_LIVE
+        && !fl_ipc_client_alive(r, owner)) {
       fl_ipc_cleanup(r, owner, FL_IPC_CLIENT_DEAD);
       found = 1;
     }
@@ -198,7 +199,8 @@ static void finish(fl_ipc_t *r, struct fl_ipc_wait *w)
 static int past(clockid_t clock, const struct timespec *abstime)
 {
   return abstime != NULL
-    && fl_clock_ns(clock) >= (int64_t)abstime->tv_sec * FL_NSEC_PER_SEC + abstime->tv_nsec;
+         && fl_clock_ns(clock) >= (int64_t)abstime->tv_sec * FL_NSEC_PER_SEC
+                                      + abstime->tv_nsec;
 }
 
 /* Sleep on the slot until woken, a probe interval, or the deadline.  */
@@ -210,7 +212,7 @@ static void nap(const struct fl_ipc_wait *w, clockid_t clock,
 
   if (abstime != NULL) {
     left = (int64_t)abstime->tv_sec * FL_NSEC_PER_SEC + abstime->tv_nsec
-      - fl_clock_ns(clock);
+           - fl_clock_ns(clock);
     if (left < probe)
       probe = left > 0 ? left : 0;
   }

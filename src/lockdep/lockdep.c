@@ -45,7 +45,7 @@
 #endif
 
 #define FL_LD_CLASSES 1024
-#define FL_LD_LOCKS 16384          /* power of 2 */
+#define FL_LD_LOCKS 16384 /* power of 2 */
 #define FL_LD_EDGES 8192
 #define FL_LD_HELD 48
 #define FL_LD_STACK 16
@@ -53,10 +53,10 @@
 #define FL_LD_WORDS (FL_LD_CLASSES / 32)
 
 struct fl_ld_class {
-  uintptr_t key;                   /* _init site, or the lock's address */
+  uintptr_t key; /* _init site, or the lock's address */
   const char *kind;
-  unsigned flags;                  /* FL_LOCKDEP_SPIN; FL_LD_STATIC */
-  int spin_reported;               /* held across a wait: said once */
+  unsigned flags;    /* FL_LOCKDEP_SPIN; FL_LD_STATIC */
+  int spin_reported; /* held across a wait: said once */
 };
 #define FL_LD_STATIC 0x100u
 
@@ -67,8 +67,8 @@ struct fl_ld_edge {
 };
 
 struct fl_ld_lock {
-  uintptr_t lock;                  /* 0: empty */
-  uint32_t cls;                    /* 0: destroyed, class unknown */
+  uintptr_t lock; /* 0: empty */
+  uint32_t cls;   /* 0: destroyed, class unknown */
 };
 
 struct fl_ld_held {
@@ -119,7 +119,8 @@ static void fl_ld_unlock_tables(void)
   fl_store_release(&fl_ld_mutex, 0);
 }
 
-static void fl_ld_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fl_ld_print(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 static void fl_ld_print(const char *fmt, ...)
 {
@@ -171,7 +172,8 @@ static void fl_ld_print_class(uint32_t cls)
     fl_ld_print("  class %u: %s, the statically initialised lock at %p\n",
                 (unsigned)cls, c->kind, site);
   } else {
-    fl_ld_print("  class %u: %s, the locks initialised at\n", (unsigned)cls, c->kind);
+    fl_ld_print("  class %u: %s, the locks initialised at\n", (unsigned)cls,
+                c->kind);
     fl_ld_print_stack(&site, 1);
   }
 }
@@ -179,7 +181,8 @@ static void fl_ld_print_class(uint32_t cls)
 static void fl_ld_report_start(const char *what)
 {
   __atomic_fetch_add(&fl_ld_nreports, 1, __ATOMIC_RELAXED);
-  fl_ld_print("fastlock: %s (thread %lu)\n", what, (unsigned long)pthread_self());
+  fl_ld_print("fastlock: %s (thread %lu)\n", what,
+              (unsigned long)pthread_self());
 }
 
 static void fl_ld_report_here(void)
@@ -295,7 +298,9 @@ static uint32_t fl_ld_class_of(uintptr_t lock, const char *kind, unsigned flags)
 
 static int fl_ld_has_edge(uint32_t a, uint32_t b)
 {
-  return (__atomic_load_n(&fl_ld_order[a][b / 32], __ATOMIC_RELAXED) >> (b % 32)) & 1;
+  return (__atomic_load_n(&fl_ld_order[a][b / 32], __ATOMIC_RELAXED)
+          >> (b % 32))
+         & 1;
 }
 
 static const struct fl_ld_edge *fl_ld_edge_of(uint32_t a, uint32_t b)
@@ -331,13 +336,17 @@ static int fl_ld_path(uint32_t from, uint32_t to)
 }
 
 /* The cycle the new edge a -> b closes: b ->* a exists already.  */
-static void fl_ld_report_cycle(uint32_t a, uint32_t b, void *const *stack, int depth)
+static void fl_ld_report_cycle(uint32_t a, uint32_t b, void *const *stack,
+                               int depth)
 {
   uint32_t c;
 
-  fl_ld_report_start("possible deadlock: locks taken in an order that forms a cycle");
-  fl_ld_print(" this thread took a lock of class %u while holding one of class %u,"
-              " at:\n", (unsigned)b, (unsigned)a);
+  fl_ld_report_start(
+      "possible deadlock: locks taken in an order that forms a cycle");
+  fl_ld_print(
+      " this thread took a lock of class %u while holding one of class %u,"
+      " at:\n",
+      (unsigned)b, (unsigned)a);
   fl_ld_print_stack(stack, depth);
   fl_ld_print(" and earlier, the reverse order:\n");
   /* The path b ->* a, walked back from a.  */
@@ -469,7 +478,8 @@ void fl_lockdep_acquire(const void *lock, const char *kind, unsigned flags)
 
     if (h->lock == l) {
       if (!(flags & FL_LOCKDEP_READ) || !(h->flags & FL_LOCKDEP_READ)) {
-        fl_ld_report_start("recursive locking: this thread already holds the lock");
+        fl_ld_report_start(
+            "recursive locking: this thread already holds the lock");
       } else if (flags & FL_LOCKDEP_WRITER_WAITS) {
         fl_ld_report_start("recursive locking: a read lock this thread already"
                            " holds, asked for again while a writer waits (fair"
@@ -480,7 +490,8 @@ void fl_lockdep_acquire(const void *lock, const char *kind, unsigned flags)
       }
       fl_ld_print_class(cls);
       fl_ld_report_here();
-    } else if (!(flags & FL_LOCKDEP_TRY) && h->cls != cls && cls != 0 && h->cls != 0) {
+    } else if (!(flags & FL_LOCKDEP_TRY) && h->cls != cls && cls != 0
+               && h->cls != 0) {
       /* A trylock cannot wait, so it orders nothing after what is held;
        * locks of one class taken together are not ordered either.  */
       fl_ld_add_edge(h->cls, cls);
@@ -554,8 +565,8 @@ void fl_lockdep_wait(void)
   for (i = 0; i < fl_ld_self.depth; i++) {
     struct fl_ld_class *c = &fl_ld_class[fl_ld_self.held[i].cls];
 
-    if ((c->flags & FL_LOCKDEP_SPIN) &&
-        !__atomic_exchange_n(&c->spin_reported, 1, __ATOMIC_RELAXED)) {
+    if ((c->flags & FL_LOCKDEP_SPIN)
+        && !__atomic_exchange_n(&c->spin_reported, 1, __ATOMIC_RELAXED)) {
       fl_ld_report_start("spinlock held across a blocking wait");
       fl_ld_print_class(fl_ld_self.held[i].cls);
       fl_ld_report_here();

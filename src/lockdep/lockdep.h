@@ -10,10 +10,10 @@
 #include <fastlock/lockdep.h>
 
 /* Flags of an acquisition (and, at _init, of the lock).  */
-#define FL_LOCKDEP_READ 0x1u          /* shared: a read lock */
-#define FL_LOCKDEP_TRY 0x2u           /* a trylock that succeeded */
-#define FL_LOCKDEP_SPIN 0x4u          /* the lock is a spinlock */
-#define FL_LOCKDEP_WRITER_WAITS 0x8u  /* read, fair mode, a writer waits */
+#define FL_LOCKDEP_READ 0x1u         /* shared: a read lock */
+#define FL_LOCKDEP_TRY 0x2u          /* a trylock that succeeded */
+#define FL_LOCKDEP_SPIN 0x4u         /* the lock is a spinlock */
+#define FL_LOCKDEP_WRITER_WAITS 0x8u /* read, fair mode, a writer waits */
 
 /* lock was initialised by the code at site: its class is site's.  */
 void fl_lockdep_init(const void *lock, const char *kind, unsigned flags,

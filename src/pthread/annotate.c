@@ -45,7 +45,7 @@ int fl_pt_vg_probe(void)
   int tool = VG_NONE;
 #if FL_PT_VALGRIND
   if (RUNNING_ON_VALGRIND) {
-    const char *preload = getenv("LD_PRELOAD");   /* getenv allocates nothing */
+    const char *preload = getenv("LD_PRELOAD"); /* getenv allocates nothing */
     tool = VG_OTHER;
     if (preload != NULL && strstr(preload, "vgpreload_helgrind") != NULL)
       tool = VG_HELGRIND;
@@ -71,8 +71,7 @@ __attribute__((constructor)) static void probe_at_load(void)
 }
 
 #if FL_PT_VALGRIND
-# define REQ(id, a, b)                                                      \
-  VALGRIND_DO_CLIENT_REQUEST_STMT(id, a, b, 0, 0, 0)
+# define REQ(id, a, b) VALGRIND_DO_CLIENT_REQUEST_STMT(id, a, b, 0, 0, 0)
 
 void fl_pt_vg_hide(void *addr, unsigned long size)
 {
@@ -122,10 +121,31 @@ void fl_pt_vg_happens_after(void *obj)
     REQ(VG_USERREQ__DRD_ANNOTATE_HAPPENS_AFTER, obj, 0);
 }
 #else
-void fl_pt_vg_hide(void *addr, unsigned long size) { (void)addr; (void)size; }
-void fl_pt_vg_acquired(void *lock, int writer) { (void)lock; (void)writer; }
-void fl_pt_vg_released(void *lock, int writer) { (void)lock; (void)writer; }
-void fl_pt_vg_destroyed(void *lock) { (void)lock; }
-void fl_pt_vg_happens_before(void *obj) { (void)obj; }
-void fl_pt_vg_happens_after(void *obj) { (void)obj; }
+void fl_pt_vg_hide(void *addr, unsigned long size)
+{
+  (void)addr;
+  (void)size;
+}
+void fl_pt_vg_acquired(void *lock, int writer)
+{
+  (void)lock;
+  (void)writer;
+}
+void fl_pt_vg_released(void *lock, int writer)
+{
+  (void)lock;
+  (void)writer;
+}
+void fl_pt_vg_destroyed(void *lock)
+{
+  (void)lock;
+}
+void fl_pt_vg_happens_before(void *obj)
+{
+  (void)obj;
+}
+void fl_pt_vg_happens_after(void *obj)
+{
+  (void)obj;
+}
 #endif

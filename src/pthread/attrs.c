@@ -28,15 +28,15 @@ static struct fl_prwlockattr *fl_pra(pthread_rwlockattr_t *a)
 unsigned fl_pt_rwlock_mode(int32_t kind)
 {
   switch (kind) {
-  case FL_PRWA_SET | PTHREAD_RWLOCK_PREFER_READER_NP:
-    return FL_RWSEM_PREFER_READER;
-  case PTHREAD_RWLOCK_PREFER_WRITER_NP:
-  case FL_PRWA_SET | PTHREAD_RWLOCK_PREFER_WRITER_NP:
-  case PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP:
-  case FL_PRWA_SET | PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP:
-    return FL_RWSEM_PREFER_WRITER;
-  default:
-    return 0;
+    case FL_PRWA_SET | PTHREAD_RWLOCK_PREFER_READER_NP:
+      return FL_RWSEM_PREFER_READER;
+    case PTHREAD_RWLOCK_PREFER_WRITER_NP:
+    case FL_PRWA_SET | PTHREAD_RWLOCK_PREFER_WRITER_NP:
+    case PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP:
+    case FL_PRWA_SET | PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP:
+      return FL_RWSEM_PREFER_WRITER;
+    default:
+      return 0;
   }
 }
 
@@ -53,13 +53,15 @@ FL_PT_API int pthread_rwlockattr_destroy(pthread_rwlockattr_t *a)
   return 0;
 }
 
-FL_PT_API int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *a, int *pshared)
+FL_PT_API int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *a,
+                                            int *pshared)
 {
   *pshared = ((const struct fl_prwlockattr *)(const void *)a)->pshared;
   return 0;
 }
 
-FL_PT_API int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *a, int pshared)
+FL_PT_API int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *a,
+                                            int pshared)
 {
   if (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)
     return EINVAL;
@@ -67,7 +69,8 @@ FL_PT_API int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *a, int pshared
   return 0;
 }
 
-FL_PT_API int pthread_rwlockattr_getkind_np(const pthread_rwlockattr_t *a, int *kind)
+FL_PT_API int pthread_rwlockattr_getkind_np(const pthread_rwlockattr_t *a,
+                                            int *kind)
 {
   *kind = ((const struct fl_prwlockattr *)(const void *)a)->kind & ~FL_PRWA_SET;
   return 0;
@@ -75,7 +78,8 @@ FL_PT_API int pthread_rwlockattr_getkind_np(const pthread_rwlockattr_t *a, int *
 
 FL_PT_API int pthread_rwlockattr_setkind_np(pthread_rwlockattr_t *a, int kind)
 {
-  if (kind != PTHREAD_RWLOCK_PREFER_READER_NP && kind != PTHREAD_RWLOCK_PREFER_WRITER_NP
+  if (kind != PTHREAD_RWLOCK_PREFER_READER_NP
+      && kind != PTHREAD_RWLOCK_PREFER_WRITER_NP
       && kind != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
     return EINVAL;
   fl_pra(a)->kind = kind | FL_PRWA_SET;

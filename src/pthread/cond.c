@@ -100,7 +100,8 @@ static int cond_wake(pthread_cond_t *c, int count)
   if ((fl_load_relaxed(W(&pc->waiters)) & FL_PC_COUNT) == 0)
     return 0;
   fl_atomic_fetch_add_relaxed(W(&pc->seq), 1);
-  fl_futex_wake(&pc->seq, count, (fl_load_relaxed(&pc->flags) & FL_PC_SHARED) != 0);
+  fl_futex_wake(&pc->seq, count,
+                (fl_load_relaxed(&pc->flags) & FL_PC_SHARED) != 0);
   return 0;
 }
 
@@ -117,7 +118,7 @@ FL_PT_API int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
   }
   memset(c, 0, sizeof *c);
   pc->flags = (pshared == PTHREAD_PROCESS_SHARED ? FL_PC_SHARED : 0)
-    | (clock == CLOCK_MONOTONIC ? FL_PC_MONOTONIC : 0);
+              | (clock == CLOCK_MONOTONIC ? FL_PC_MONOTONIC : 0);
   return 0;
 }
 
@@ -136,9 +137,11 @@ FL_PT_API int pthread_cond_destroy(pthread_cond_t *c)
       return 0;
     if ((w & FL_PC_DESTROYING) == 0
         && (uint32_t)fl_atomic_cmpxchg_relaxed(W(&pc->waiters), (int32_t)w,
-                                               (int32_t)(w | FL_PC_DESTROYING)) != w)
+                                               (int32_t)(w | FL_PC_DESTROYING))
+               != w)
       continue;
-    fl_pt_wait(&pc->waiters, w | FL_PC_DESTROYING, shared, CLOCK_MONOTONIC, NULL);
+    fl_pt_wait(&pc->waiters, w | FL_PC_DESTROYING, shared, CLOCK_MONOTONIC,
+               NULL);
   }
 }
 
@@ -155,7 +158,8 @@ FL_PT_API int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 }
 
 FL_PT_API int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
-                                     clockid_t clock, const struct timespec *abstime)
+                                     clockid_t clock,
+                                     const struct timespec *abstime)
 {
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return EINVAL;

@@ -22,13 +22,13 @@ struct fl_pt_glibc fl_pt_glibc;
 /* 0: not yet resolved; 1: resolved; -1: glibc's functions are missing.  */
 static int32_t resolved;
 
-#define RESOLVE(field, name)                                                \
-  do {                                                                      \
-    void *sym = dlsym(RTLD_NEXT, name);                                     \
-    if (sym == NULL)                                                        \
-      ok = 0;                                                               \
-    __builtin_memcpy(&g.field, &sym, sizeof sym);                           \
-  } while (0)
+#define RESOLVE(field, name)                                                   \
+ do {                                                                          \
+  void *sym = dlsym(RTLD_NEXT, name);                                          \
+  if (sym == NULL)                                                             \
+   ok = 0;                                                                     \
+  __builtin_memcpy(&g.field, &sym, sizeof sym);                                \
+ } while (0)
 
 int fl_pt_glibc_resolve(void)
 {

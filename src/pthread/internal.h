@@ -32,7 +32,8 @@
  * and nothing else (no allocation: malloc's own locks may be ours).  A
  * fork() child's thread has a new TID: an atfork handler, registered by
  * the library's constructor, forgets the cache (self.c).  */
-extern __thread int32_t fl_pt_tid_cache __attribute__((tls_model("initial-exec")));
+extern __thread int32_t fl_pt_tid_cache
+    __attribute__((tls_model("initial-exec")));
 int32_t fl_pt_tid_slowpath(void);
 
 static inline int32_t fl_pt_tid(void)
@@ -56,8 +57,8 @@ static inline void fl_pt_mb_after_rmw(void)
 
 /* Retrying futex wait: returns 0 after a wake-up (or a spurious return:
  * callers re-check), ETIMEDOUT, EINVAL; EINTR and EAGAIN become 0.  */
-int fl_pt_wait(uint32_t *word, uint32_t expected, int pshared,
-               clockid_t clock, const struct timespec *abstime);
+int fl_pt_wait(uint32_t *word, uint32_t expected, int pshared, clockid_t clock,
+               const struct timespec *abstime);
 
 /* ------------------------------------------------------------------ */
 /* Delegation to glibc (delegate.c).                                   */

@@ -80,10 +80,12 @@ static void vg_released(pthread_mutex_t *m)
 /* Take the lock word for tid: 0, EOWNERDEAD (it was a dead owner's),
  * EBUSY (TRY), ETIMEDOUT, EINVAL (a bad abstime, once we must wait).  */
 static int acquire_word(struct fl_pmutex *pm, int32_t kind, uint32_t tid,
-                        int how, clockid_t clock, const struct timespec *abstime)
+                        int how, clockid_t clock,
+                        const struct timespec *abstime)
 {
   uint32_t slept = 0;
-  int spins = (kind & FL_PM_TYPE_MASK) == PTHREAD_MUTEX_ADAPTIVE_NP ? FL_PM_SPIN : 0;
+  int spins =
+      (kind & FL_PM_TYPE_MASK) == PTHREAD_MUTEX_ADAPTIVE_NP ? FL_PM_SPIN : 0;
 
   for (;;) {
     uint32_t v = (uint32_t)fl_load_relaxed(W(&pm->lock));
@@ -94,7 +96,8 @@ static int acquire_word(struct fl_pmutex *pm, int32_t kind, uint32_t tid,
        * Acquire: the critical section starts after the word is ours.  */
       uint32_t nv = tid | (v & FL_PM_WAITERS) | slept;
       if ((uint32_t)fl_atomic_cmpxchg_acquire(W(&pm->lock), (int32_t)v,
-                                              (int32_t)nv) == v)
+                                              (int32_t)nv)
+          == v)
         return (v & FL_PM_OWNER_DIED) != 0 ? EOWNERDEAD : 0;
       continue;
     }
@@ -111,7 +114,8 @@ static int acquire_word(struct fl_pmutex *pm, int32_t kind, uint32_t tid,
       /* Relaxed: the flag only asks the owner for a wake-up; the futex
        * call re-reads the word in the kernel.  */
       if ((uint32_t)fl_atomic_cmpxchg_relaxed(W(&pm->lock), (int32_t)v,
-                                              (int32_t)(v | FL_PM_WAITERS)) != v)
+                                              (int32_t)(v | FL_PM_WAITERS))
+          != v)
         continue;
       v |= FL_PM_WAITERS;
     }
@@ -136,7 +140,7 @@ static void release_word(struct fl_pmutex *pm, int32_t kind, int all)
 static int kind_valid(int32_t kind)
 {
   return kind >= 0
-    && (kind & ~(FL_PM_TYPE_MASK | FL_PM_ROBUST | FL_PM_PSHARED)) == 0;
+         && (kind & ~(FL_PM_TYPE_MASK | FL_PM_ROBUST | FL_PM_PSHARED)) == 0;
 }
 
 static int delegated(int32_t kind)
@@ -253,7 +257,7 @@ static int takes_anew(pthread_mutex_t *m, int32_t kind, int how)
   if (owner != (uint32_t)fl_pt_tid())
     return 1;
   return how != TRY && type != PTHREAD_MUTEX_RECURSIVE
-    && type != PTHREAD_MUTEX_ERRORCHECK;
+         && type != PTHREAD_MUTEX_ERRORCHECK;
 }
 
 /* Whether an unlock of m, of kind, frees it (full: a condition wait's,
@@ -307,7 +311,8 @@ static int unlock_word_or_glibc(pthread_mutex_t *m, int full)
     return EINVAL;
   if ((type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE
        || (kind & FL_PM_ROBUST) != 0)
-      && (fl_load_relaxed(W(&pm->lock)) & FL_PM_TID_MASK) != (uint32_t)fl_pt_tid())
+      && (fl_load_relaxed(W(&pm->lock)) & FL_PM_TID_MASK)
+             != (uint32_t)fl_pt_tid())
     return EPERM;
   if (type == PTHREAD_MUTEX_RECURSIVE && pm->depth > 0 && !full) {
     pm->depth--;
@@ -347,7 +352,8 @@ static int mutex_unlock(pthread_mutex_t *m, int full)
 /* The API.                                                            */
 /* ------------------------------------------------------------------ */
 
-FL_PT_API int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+FL_PT_API int pthread_mutex_init(pthread_mutex_t *m,
+                                 const pthread_mutexattr_t *a)
 {
   int type = PTHREAD_MUTEX_DEFAULT, pshared = PTHREAD_PROCESS_PRIVATE;
   int robust = PTHREAD_MUTEX_STALLED, protocol = PTHREAD_PRIO_NONE;
@@ -369,8 +375,8 @@ FL_PT_API int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
   }
   memset(m, 0, sizeof *m);
   pm->kind = (type & FL_PM_TYPE_MASK)
-    | (robust == PTHREAD_MUTEX_ROBUST ? FL_PM_ROBUST : 0)
-    | (pshared == PTHREAD_PROCESS_SHARED ? FL_PM_PSHARED : 0);
+             | (robust == PTHREAD_MUTEX_ROBUST ? FL_PM_ROBUST : 0)
+             | (pshared == PTHREAD_PROCESS_SHARED ? FL_PM_PSHARED : 0);
   if (fl_pt_under_vg())
     fl_pt_vg_hide(m, sizeof *m);
   return 0;
@@ -422,7 +428,8 @@ FL_PT_API int pthread_mutex_trylock(pthread_mutex_t *m)
   return mutex_lock(m, TRY, CLOCK_REALTIME, NULL);
 }
 
-FL_PT_API int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+FL_PT_API int pthread_mutex_timedlock(pthread_mutex_t *m,
+                                      const struct timespec *abstime)
 {
   return mutex_lock(m, BLOCK, CLOCK_REALTIME, abstime);
 }
@@ -465,19 +472,22 @@ FL_PT_API int pthread_mutex_consistent(pthread_mutex_t *m)
     return fl_pt_glibc.mutex_consistent(m);
   if (!kind_valid(kind) || (kind & FL_PM_ROBUST) == 0
       || fl_load_relaxed(&pm->state) != FL_PM_INCONSISTENT
-      || (fl_load_relaxed(W(&pm->lock)) & FL_PM_TID_MASK) != (uint32_t)fl_pt_tid())
+      || (fl_load_relaxed(W(&pm->lock)) & FL_PM_TID_MASK)
+             != (uint32_t)fl_pt_tid())
     return EINVAL;
   fl_store_relaxed(&pm->state, 0);
   return 0;
 }
 
-FL_PT_API int pthread_mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling)
+FL_PT_API int pthread_mutex_getprioceiling(const pthread_mutex_t *m,
+                                           int *ceiling)
 {
   int rc = fl_pt_glibc_resolve();
   return rc != 0 ? rc : fl_pt_glibc.mutex_getprioceiling(m, ceiling);
 }
 
-FL_PT_API int pthread_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old)
+FL_PT_API int pthread_mutex_setprioceiling(pthread_mutex_t *m, int ceiling,
+                                           int *old)
 {
   int rc = fl_pt_glibc_resolve();
   return rc != 0 ? rc : fl_pt_glibc.mutex_setprioceiling(m, ceiling, old);

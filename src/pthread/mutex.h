@@ -44,15 +44,15 @@ struct fl_pmutex {
   uint32_t depth;
   int32_t state;
 #if __SIZEOF_POINTER__ == 8
-  uint32_t spare0;     /* glibc __nusers */
+  uint32_t spare0; /* glibc __nusers */
   int32_t kind;
-  int32_t spare1;      /* glibc __spins, __elision */
+  int32_t spare1; /* glibc __spins, __elision */
   uintptr_t prev;
   uintptr_t next;
 #else
   int32_t kind;
-  uint32_t spare0;     /* glibc __nusers */
-  uintptr_t next;      /* glibc's singly linked list */
+  uint32_t spare0; /* glibc __nusers */
+  uintptr_t next;  /* glibc's singly linked list */
 #endif
 };
 
@@ -61,16 +61,17 @@ _Static_assert(sizeof(struct fl_pmutex) <= sizeof(pthread_mutex_t),
 _Static_assert(_Alignof(struct fl_pmutex) <= _Alignof(pthread_mutex_t),
                "the mutex needs no more alignment than pthread_mutex_t");
 _Static_assert(offsetof(struct fl_pmutex, lock)
-               == offsetof(pthread_mutex_t, __data.__lock), "lock is __lock");
+                   == offsetof(pthread_mutex_t, __data.__lock),
+               "lock is __lock");
 _Static_assert(offsetof(struct fl_pmutex, kind)
-               == offsetof(pthread_mutex_t, __data.__kind),
+                   == offsetof(pthread_mutex_t, __data.__kind),
                "kind is where the _NP static initializers write it");
 _Static_assert(offsetof(struct fl_pmutex, next)
-               == offsetof(pthread_mutex_t, __data.__list.__next),
+                   == offsetof(pthread_mutex_t, __data.__list.__next),
                "the robust-list link is glibc's");
 #if __SIZEOF_POINTER__ == 8
 _Static_assert(offsetof(struct fl_pmutex, prev)
-               == offsetof(pthread_mutex_t, __data.__list.__prev),
+                   == offsetof(pthread_mutex_t, __data.__list.__prev),
                "the robust-list back link is glibc's");
 #endif
 

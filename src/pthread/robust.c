@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 static __thread struct robust_list_head *robust_head
-  __attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 #define BARRIER() __asm__ __volatile__("" : : : "memory")
 
@@ -48,8 +48,9 @@ void *fl_pt_robust_head(void)
     size_t len;
     if (syscall(SYS_get_robust_list, 0, &h, &len) != 0
         || len != sizeof(struct robust_list_head)
-        || h->futex_offset != (long)offsetof(struct fl_pmutex, lock)
-                              - (long)offsetof(struct fl_pmutex, next))
+        || h->futex_offset
+               != (long)offsetof(struct fl_pmutex, lock)
+                      - (long)offsetof(struct fl_pmutex, next))
       h = NULL;
     robust_head = h;
   }
@@ -121,7 +122,7 @@ void fl_pt_robust_unlink(void *head, struct fl_pmutex *pm)
 
   while ((*at & ~(uintptr_t)1) != entry(pm)) {
     if ((*at & ~(uintptr_t)1) == (uintptr_t)head)
-      return;                    /* not on the list: nothing to undo */
+      return; /* not on the list: nothing to undo */
     at = (uintptr_t *)(*at & ~(uintptr_t)1);
   }
   *at = pm->next;

@@ -68,7 +68,8 @@ static fl_rwsem_t *sem_of(pthread_rwlock_t *l)
   return &pl->sem;
 }
 
-FL_PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+FL_PT_API int pthread_rwlock_init(pthread_rwlock_t *l,
+                                  const pthread_rwlockattr_t *a)
 {
   struct fl_prwlock *pl = fl_prw(l);
   int32_t kind = PTHREAD_RWLOCK_DEFAULT_NP;
@@ -76,7 +77,8 @@ FL_PT_API int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_
   int rc;
 
   if (a != NULL) {
-    const struct fl_prwlockattr *pa = (const struct fl_prwlockattr *)(const void *)a;
+    const struct fl_prwlockattr *pa =
+        (const struct fl_prwlockattr *)(const void *)a;
     kind = pa->kind;
     if (pa->pshared == PTHREAD_PROCESS_SHARED)
       flags |= FL_PSHARED;
@@ -110,7 +112,8 @@ FL_PT_API int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
   return fl_rwsem_down_read_trylock(sem_of(l));
 }
 
-FL_PT_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+FL_PT_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *l,
+                                         const struct timespec *abstime)
 {
   return fl_rwsem_down_read_timed(sem_of(l), CLOCK_REALTIME, abstime);
 }
@@ -131,7 +134,8 @@ FL_PT_API int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
   return fl_rwsem_down_write_trylock(sem_of(l));
 }
 
-FL_PT_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+FL_PT_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l,
+                                         const struct timespec *abstime)
 {
   return fl_rwsem_down_write_timed(sem_of(l), CLOCK_REALTIME, abstime);
 }
@@ -146,5 +150,6 @@ FL_PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
   fl_rwsem_t *s = sem_of(l);
 
-  return fl_rwsem_write_held_by_me(s) ? fl_rwsem_up_write(s) : fl_rwsem_up_read(s);
+  return fl_rwsem_write_held_by_me(s) ? fl_rwsem_up_write(s)
+                                      : fl_rwsem_up_read(s);
 }

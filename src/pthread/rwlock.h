@@ -39,7 +39,7 @@ _Static_assert(_Alignof(struct fl_prwlock) <= _Alignof(pthread_rwlock_t),
                "no more alignment than pthread_rwlock_t");
 #if __SIZEOF_POINTER__ == 8
 _Static_assert(offsetof(struct fl_prwlock, np_kind)
-               == offsetof(pthread_rwlock_t, __data.__flags),
+                   == offsetof(pthread_rwlock_t, __data.__flags),
                "np_kind is where the _NP static initializer writes the kind");
 # define FL_PRW_HAS_KIND 1
 #else

@@ -35,8 +35,8 @@ __attribute__((constructor)) static void register_atfork(void)
   pthread_atfork(NULL, NULL, forget_tid);
 }
 
-int fl_pt_wait(uint32_t *word, uint32_t expected, int pshared,
-               clockid_t clock, const struct timespec *abstime)
+int fl_pt_wait(uint32_t *word, uint32_t expected, int pshared, clockid_t clock,
+               const struct timespec *abstime)
 {
   int rc = fl_futex_wait(word, expected, pshared, clock, abstime);
 

@@ -43,7 +43,8 @@ static int path_of(const char *name, char *path, size_t size)
 
 static sem_t *map(int fd)
 {
-  void *p = mmap(NULL, sizeof(sem_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void *p =
+      mmap(NULL, sizeof(sem_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   return p == MAP_FAILED ? SEM_FAILED : p;
 }
 
@@ -58,7 +59,8 @@ static int create(const char *path, mode_t mode, unsigned value)
   if (fd < 0)
     return -1;
   fl_pt_sem_setup(&init, 1, value);
-  if (fchmod(fd, mode) != 0 || write(fd, &init, sizeof init) != (ssize_t)sizeof init
+  if (fchmod(fd, mode) != 0
+      || write(fd, &init, sizeof init) != (ssize_t)sizeof init
       || link(tmp, path) != 0)
     err = errno;
   unlink(tmp);

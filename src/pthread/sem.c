@@ -62,7 +62,7 @@ static int sem_take(sem_t *s, int how, clockid_t clock,
   if (abstime != NULL && !fl_timespec_valid(abstime))
     return fail(EINVAL);
   fl_atomic_fetch_add_relaxed(W(&ps->nwaiters), 1);
-  fl_pt_mb_after_rmw();              /* check in, then look: sem.h */
+  fl_pt_mb_after_rmw(); /* check in, then look: sem.h */
   for (;;) {
     rc = take(ps);
     if (rc == 0)
@@ -113,7 +113,8 @@ FL_PT_API int sem_timedwait(sem_t *s, const struct timespec *abstime)
   return sem_take(s, BLOCK, CLOCK_REALTIME, abstime);
 }
 
-FL_PT_API int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime)
+FL_PT_API int sem_clockwait(sem_t *s, clockid_t clock,
+                            const struct timespec *abstime)
 {
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return fail(EINVAL);
@@ -139,9 +140,10 @@ FL_PT_API int sem_post(sem_t *s)
       break;
     v = seen;
   }
-  fl_pt_mb_after_rmw();              /* raise, then look: sem.h */
+  fl_pt_mb_after_rmw(); /* raise, then look: sem.h */
   if (fl_load_relaxed(W(&ps->nwaiters)) != 0)
-    fl_futex_wake(&ps->value, 1, (fl_load_relaxed(&ps->flags) & FL_PS_SHARED) != 0);
+    fl_futex_wake(&ps->value, 1,
+                  (fl_load_relaxed(&ps->flags) & FL_PS_SHARED) != 0);
   return 0;
 }
 

@@ -25,8 +25,10 @@ struct fl_psem {
   int32_t flags;
 };
 
-_Static_assert(sizeof(struct fl_psem) <= sizeof(sem_t), "the semaphore fits in sem_t");
-_Static_assert(_Alignof(struct fl_psem) <= _Alignof(sem_t), "no more alignment than sem_t");
+_Static_assert(sizeof(struct fl_psem) <= sizeof(sem_t),
+               "the semaphore fits in sem_t");
+_Static_assert(_Alignof(struct fl_psem) <= _Alignof(sem_t),
+               "no more alignment than sem_t");
 
 #define FL_PS_SHARED 0x1
 

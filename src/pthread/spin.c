@@ -26,12 +26,14 @@ FL_PT_API int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 {
   if (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)
     return EINVAL;
-  int rc = fl_spin_init(fl_ps(l), pshared == PTHREAD_PROCESS_SHARED ? FL_PSHARED : 0);
+  int rc = fl_spin_init(fl_ps(l),
+                        pshared == PTHREAD_PROCESS_SHARED ? FL_PSHARED : 0);
 
   /* fl_spin_init gave the lock the class of its call site, which is
    * here for every spinlock: the checker's class is our caller's.  */
   if (rc == 0)
-    fl_lockdep_init(fl_ps(l), "pthread_spinlock_t", FL_LOCKDEP_SPIN, __builtin_return_address(0));
+    fl_lockdep_init(fl_ps(l), "pthread_spinlock_t", FL_LOCKDEP_SPIN,
+                    __builtin_return_address(0));
   return rc;
 }
 

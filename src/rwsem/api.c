@@ -36,13 +36,15 @@
 
 static int read_held_by_me(const fl_rwsem_t *s)
 {
-  return (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE) && fl_rwsem_bias_held(s);
+  return (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE)
+         && fl_rwsem_bias_held(s);
 }
 
 /* A read lock exists that the caller could be releasing.  */
 static int read_held(const fl_rwsem_t *s)
 {
-  return FL_RWSEM_READERS(fl_load_relaxed(&s->count)) != 0 || read_held_by_me(s);
+  return FL_RWSEM_READERS(fl_load_relaxed(&s->count)) != 0
+         || read_held_by_me(s);
 }
 
 /* The lock-order checker's flags for an acquisition of s that may wait.
@@ -53,8 +55,8 @@ static unsigned lockdep_flags(const fl_rwsem_t *s, int read)
 {
   unsigned f = read ? FL_LOCKDEP_READ : 0;
 
-  if (read && !(fl_load_relaxed(&s->mode) & FL_RWSEM_PREFER_READER) &&
-      (fl_load_relaxed(&s->count) & FL_RWSEM_WPEND))
+  if (read && !(fl_load_relaxed(&s->mode) & FL_RWSEM_PREFER_READER)
+      && (fl_load_relaxed(&s->count) & FL_RWSEM_WPEND))
     f |= FL_LOCKDEP_WRITER_WAITS;
   return f;
 }
@@ -72,7 +74,8 @@ static void lockdep_after(const fl_rwsem_t *s, int how, int read, int rc)
   if (how == FL_RWSEM_TRY) {
     if (rc == 0 || rc == EOWNERDEAD)
       fl_lockdep_acquire(s, "fl_rwsem_t",
-                         (read && rc == 0 ? FL_LOCKDEP_READ : 0) | FL_LOCKDEP_TRY);
+                         (read && rc == 0 ? FL_LOCKDEP_READ : 0)
+                             | FL_LOCKDEP_TRY);
   } else if (rc != 0 && rc != EOWNERDEAD) {
     fl_lockdep_release(s);
   }
@@ -89,8 +92,10 @@ static void watch_readers(fl_rwsem_t *s)
 {
   int32_t b = fl_load_relaxed(&s->bias);
 
-  while (fl_load_relaxed(&fl_tools_active) != 0 && !(b & FL_RWSEM_BIAS_WATCHED)) {
-    int32_t seen = fl_atomic_cmpxchg_relaxed(&s->bias, b, b | FL_RWSEM_BIAS_WATCHED);
+  while (fl_load_relaxed(&fl_tools_active) != 0
+         && !(b & FL_RWSEM_BIAS_WATCHED)) {
+    int32_t seen =
+        fl_atomic_cmpxchg_relaxed(&s->bias, b, b | FL_RWSEM_BIAS_WATCHED);
     if (seen == b)
       break;
     b = seen;
@@ -154,8 +159,8 @@ static int write_lock(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 
 static int timed_args_valid(clockid_t clock, const struct timespec *abstime)
 {
-  return (clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME) &&
-         abstime != NULL && fl_timespec_valid(abstime);
+  return (clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME)
+         && abstime != NULL && fl_timespec_valid(abstime);
 }
 
 int fl_rwsem_init(fl_rwsem_t *s, unsigned flags)

@@ -76,9 +76,10 @@
 #define TICK_SHIFT 10
 #define TICK_MASK 0x1fffffffu
 #define BIAS_TIME_SHIFT 3
-#define BIAS_FLAGS (FL_RWSEM_BIAS_ON | FL_RWSEM_BIAS_MODE | FL_RWSEM_BIAS_WATCHED)
+#define BIAS_FLAGS                                                             \
+ (FL_RWSEM_BIAS_ON | FL_RWSEM_BIAS_MODE | FL_RWSEM_BIAS_WATCHED)
 #define INHIBIT_FACTOR 9
-#define INHIBIT_MAX (1u << 20)   /* ticks: about a second */
+#define INHIBIT_MAX (1u << 20) /* ticks: about a second */
 #define REVOKE_SPIN 100
 #define REVOKE_POLL_NS 200000
 /* A reader that holds the lock through the count word looks whether the
@@ -92,8 +93,8 @@ struct row {
 } __attribute__((aligned(64)));
 
 static struct row rows[ROWS];
-static int32_t rows_used[ROWS / 32];   /* bitmap of rows owned by a thread */
-static int32_t rows_high;              /* rows[rows_high..] were never used */
+static int32_t rows_used[ROWS / 32]; /* bitmap of rows owned by a thread */
+static int32_t rows_high;            /* rows[rows_high..] were never used */
 static int32_t last_id;
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 static pthread_key_t row_key;
@@ -148,9 +149,10 @@ static void row_release(void *p)
   fl_rwsem_thread.bias_row = NULL;
   for (j = 0; j < ROW_SLOTS; j++)
     if (fl_load_relaxed(&r->e[j]) != 0)
-      return;   /* it still holds read locks through the row: keep it */
+      return; /* it still holds read locks through the row: keep it */
   /* Release: the next owner starts from our empty slots.  */
-  fl_atomic_fetch_add_release(&rows_used[i / 32], (int32_t)(0u - (1u << (i % 32))));
+  fl_atomic_fetch_add_release(&rows_used[i / 32],
+                              (int32_t)(0u - (1u << (i % 32))));
 }
 
 static struct row *row_claim(int32_t i)
@@ -284,7 +286,8 @@ static void count_and_not(fl_rwsem_t *s, int32_t bit)
 /* Readers.                                                            */
 /* ------------------------------------------------------------------ */
 
-static __thread unsigned restore_visits __attribute__((tls_model("initial-exec")));
+static __thread unsigned restore_visits
+    __attribute__((tls_model("initial-exec")));
 
 /* The caller holds s for reading through the count word: turn the bias
  * back on if nobody waits and its time has come.  No writer can hold
@@ -295,8 +298,8 @@ static void restore(fl_rwsem_t *s)
   int32_t b = fl_load_relaxed(&s->bias);
   uint32_t left;
 
-  if ((b & FL_RWSEM_BIAS_ON) || (fl_load_relaxed(&s->count) & FL_RWSEM_SLOW) ||
-      ++restore_visits % RESTORE_EVERY != 0)
+  if ((b & FL_RWSEM_BIAS_ON) || (fl_load_relaxed(&s->count) & FL_RWSEM_SLOW)
+      || ++restore_visits % RESTORE_EVERY != 0)
     return;
   /* Ticks left, modulo 2^29: a time that has passed reads as more than
    * any inhibition can be.  */
@@ -350,7 +353,7 @@ int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how)
   if (fl_load_relaxed(&fl_tools_active) != 0)
     return fl_rwsem_tool_down_read(s, how);
   if (!(fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE))
-    return fl_rwsem_count_down_read(s, &w);   /* watched once, not now */
+    return fl_rwsem_count_down_read(s, &w); /* watched once, not now */
   return fl_rwsem_bias_lock_read(s, &w);
 }
 
@@ -386,8 +389,8 @@ int fl_rwsem_bias_unlock_read(fl_rwsem_t *s)
 
 int fl_rwsem_biased_up_read(fl_rwsem_t *s)
 {
-  if ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_WATCHED) &&
-      fl_load_relaxed(&fl_tools_active) != 0)
+  if ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_WATCHED)
+      && fl_load_relaxed(&fl_tools_active) != 0)
     return fl_rwsem_tool_up_read(s);
   return fl_rwsem_bias_unlock_read(s);
 }
@@ -443,8 +446,9 @@ static int slot_wait(int32_t *e, int32_t id, const struct fl_rwsem_wait *w)
     until = &poll;
     if (w->abstime != NULL && !fl_rwsem_after(w->abstime, &poll))
       until = w->abstime;
-    if (fl_futex_wait((uint32_t *)e, (uint32_t)v, 0, w->clock, until) ==
-        ETIMEDOUT && until == w->abstime)
+    if (fl_futex_wait((uint32_t *)e, (uint32_t)v, 0, w->clock, until)
+            == ETIMEDOUT
+        && until == w->abstime)
       return ETIMEDOUT;
   }
 }
@@ -517,8 +521,9 @@ int fl_rwsem_bias_revoke(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
    * tool's WATCHED may change the flags meanwhile.  */
   b = fl_load_relaxed(&s->bias);
   for (;;) {
-    int32_t want = (int32_t)((((now_ticks() + inhibit) & TICK_MASK) << BIAS_TIME_SHIFT) |
-                             ((uint32_t)b & BIAS_FLAGS));
+    int32_t want =
+        (int32_t)((((now_ticks() + inhibit) & TICK_MASK) << BIAS_TIME_SHIFT)
+                  | ((uint32_t)b & BIAS_FLAGS));
     int32_t seen = fl_atomic_cmpxchg_relaxed(&s->bias, b, want);
     if (seen == b)
       break;

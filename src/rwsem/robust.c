@@ -43,7 +43,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-static int32_t self_ns = -1;   /* -1: not read yet in this process */
+static int32_t self_ns = -1; /* -1: not read yet in this process */
 static pthread_once_t ns_once = PTHREAD_ONCE_INIT;
 
 static void ns_forget(void)
@@ -66,7 +66,7 @@ int32_t fl_rwsem_self_ns(void)
     pthread_once(&ns_once, ns_setup);
     ns = stat("/proc/self/ns/pid", &st) == 0 ? (int32_t)(uint32_t)st.st_ino : 0;
     if (ns == -1)
-      ns = 1;   /* -1 means "not read" */
+      ns = 1; /* -1 means "not read" */
     fl_store_relaxed(&self_ns, ns);
   }
   return ns;
@@ -85,8 +85,8 @@ int fl_rwsem_consistent(fl_rwsem_t *s)
 {
   int32_t m = fl_load_relaxed(&s->mode);
 
-  if (!(m & (int32_t)FL_ROBUST) || !(m & (int32_t)FL_RWSEM_ROBUST_DEAD) ||
-      !fl_rwsem_write_held_by_me(s))
+  if (!(m & (int32_t)FL_ROBUST) || !(m & (int32_t)FL_RWSEM_ROBUST_DEAD)
+      || !fl_rwsem_write_held_by_me(s))
     return EINVAL;
   /* Only the holder changes mode now.  */
   fl_store_relaxed(&s->mode, m & ~(int32_t)FL_RWSEM_ROBUST_DEAD);

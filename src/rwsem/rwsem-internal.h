@@ -20,13 +20,14 @@
  * add that found the field full (that reader gets EAGAIN); 0x18000 and
  * above a subtract that found it empty (that up_read gets EPERM): both
  * are undone at once by whoever made them.  */
-#define FL_RWSEM_READERS(c) (((uint32_t)(c) >> FL_RWSEM_READER_SHIFT) & 0x1ffffu)
+#define FL_RWSEM_READERS(c)                                                    \
+ (((uint32_t)(c) >> FL_RWSEM_READER_SHIFT) & 0x1ffffu)
 #define FL_RWSEM_UNDERFLOW 0x18000u
 
 /* mode: the flags of fl_rwsem_init, and FL_ROBUST's state.  */
 #define FL_RWSEM_MODE_FLAGS 0xf01u
-#define FL_RWSEM_ROBUST_DEAD 0x10000u      /* taken with EOWNERDEAD */
-#define FL_RWSEM_ROBUST_LOST 0x20000u      /* ENOTRECOVERABLE */
+#define FL_RWSEM_ROBUST_DEAD 0x10000u /* taken with EOWNERDEAD */
+#define FL_RWSEM_ROBUST_LOST 0x20000u /* ENOTRECOVERABLE */
 
 /* How a slowpath may wait: FL_RWSEM_BLOCK, FL_RWSEM_TRY (never sleeps),
  * or FL_RWSEM_TIMED (sleeps until abstime on clock).  */
@@ -35,18 +36,22 @@
 struct fl_rwsem_wait {
   int how;
   clockid_t clock;
-  const struct timespec *abstime;   /* NULL unless how is FL_RWSEM_TIMED */
+  const struct timespec *abstime; /* NULL unless how is FL_RWSEM_TIMED */
 };
 
 /* The wait of a call with no deadline (FL_RWSEM_BLOCK or FL_RWSEM_TRY):
  * a timed wait whose deadline is NULL.  */
-#define FL_RWSEM_NO_DEADLINE(how) { (how), CLOCK_MONOTONIC, NULL }
+#define FL_RWSEM_NO_DEADLINE(how)                                              \
+ {                                                                             \
+  (how), CLOCK_MONOTONIC, NULL                                                 \
+ }
 
 /* Is time a later than time b?  */
-static inline int fl_rwsem_after(const struct timespec *a, const struct timespec *b)
+static inline int fl_rwsem_after(const struct timespec *a,
+                                 const struct timespec *b)
 {
-  return a->tv_sec > b->tv_sec ||
-         (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+  return a->tv_sec > b->tv_sec
+         || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
 }
 
 /* rwsem.c.  Read and write acquisition through the count word, fastpath

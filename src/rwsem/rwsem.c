@@ -160,7 +160,7 @@
 /* ------------------------------------------------------------------ */
 
 __thread struct fl_rwsem_thread fl_rwsem_thread
-  __attribute__((tls_model("initial-exec"))) = { FL_RWSEM_NO_TID, -1, NULL };
+    __attribute__((tls_model("initial-exec"))) = { FL_RWSEM_NO_TID, -1, NULL };
 
 /* In the child of fork: the TID of the thread that forked (the child's
  * only thread is its copy), which owns the process-private locks it held
@@ -188,7 +188,8 @@ int32_t fl_rwsem_self_get(void)
     fl_rwsem_thread.tid = (int32_t)syscall(SYS_gettid);
     /* While a tool watches, every down_write comes to the library
      * (<fastlock/bits/rwsem.h>).  */
-    fl_rwsem_thread.free_count = fl_load_relaxed(&fl_tools_active) ? FL_RWSEM_NO_TID : 0;
+    fl_rwsem_thread.free_count =
+        fl_load_relaxed(&fl_tools_active) ? FL_RWSEM_NO_TID : 0;
   }
   return fl_rwsem_thread.tid;
 }
@@ -220,7 +221,8 @@ static int lost(const fl_rwsem_t *s)
 /* c with SLOW made to agree with its flags (I2).  */
 static int32_t with_slow(int32_t c)
 {
-  return (c & FLAGS) ? (int32_t)((uint32_t)c | (uint32_t)SLOW) : (c & INT32_MAX);
+  return (c & FLAGS) ? (int32_t)((uint32_t)c | (uint32_t)SLOW)
+                     : (c & INT32_MAX);
 }
 
 /* A subtract that found the reader field empty is in flight: its undo
@@ -268,7 +270,8 @@ static int wait_on(fl_rwsem_t *s, int32_t *seq, int32_t g,
     if (until == NULL || fl_rwsem_after(until, &lease))
       until = &lease;
   }
-  rc = fl_futex_wait((const uint32_t *)seq, (uint32_t)g, pshared(s), w->clock, until);
+  rc = fl_futex_wait((const uint32_t *)seq, (uint32_t)g, pshared(s), w->clock,
+                     until);
   if (rc == ETIMEDOUT)
     return until == w->abstime ? ETIMEDOUT : LEASE_EXPIRED;
   return 0;
@@ -367,7 +370,7 @@ static void writer_gone(fl_rwsem_t *s)
       continue;
     }
     if (c & WRITER)
-      return;   /* a writer took it since: its release does the work */
+      return; /* a writer took it since: its release does the work */
     if ((c & RWAIT) && !(prefers(s, FL_RWSEM_PREFER_WRITER) && (c & WPEND))) {
       /* T7: the readers' turn.  */
       if (!cas(s, &c, with_slow((c & ~RWAIT) | RTURN)))
@@ -396,8 +399,8 @@ static void writer_gone(fl_rwsem_t *s)
 /* T9: a waiter's lease ran out on word c, and the word is still c.  */
 static void lease_expired(fl_rwsem_t *s, int32_t c)
 {
-  if (READERS(c) != 0 || (c & WRITER) || !(c & (WPEND | RTURN)) ||
-      !cas(s, &c, with_slow(c & ~(WPEND | RTURN))))
+  if (READERS(c) != 0 || (c & WRITER) || !(c & (WPEND | RTURN))
+      || !cas(s, &c, with_slow(c & ~(WPEND | RTURN))))
     return;
   wake_all(s, &s->wseq);
   wake_all(s, &s->rseq);
@@ -436,8 +439,8 @@ int fl_rwsem_write_held_by_me(const fl_rwsem_t *s)
   if (!(fl_load_relaxed(&s->count) & WRITER) || o == 0)
     return 0;
   if (pshared(s))
-    return o == fl_rwsem_self_get() &&
-           fl_load_relaxed(&s->owner_ns) == fl_rwsem_self_ns();
+    return o == fl_rwsem_self_get()
+           && fl_load_relaxed(&s->owner_ns) == fl_rwsem_self_ns();
   return o == fl_rwsem_self_get() || o == forked_from;
 }
 
@@ -448,13 +451,14 @@ static int take_over(fl_rwsem_t *s)
   int32_t o = fl_load_relaxed(&s->owner);
   int32_t m;
 
-  if (o == 0 || !fl_rwsem_owner_dead(s) ||
-      fl_atomic_cmpxchg_acquire(&s->owner, o, owner_id(s)) != o)
+  if (o == 0 || !fl_rwsem_owner_dead(s)
+      || fl_atomic_cmpxchg_acquire(&s->owner, o, owner_id(s)) != o)
     return 0;
   fl_store_relaxed(&s->owner_ns, fl_rwsem_self_ns());
   m = fl_load_relaxed(&s->mode);
   while (!(m & (int32_t)FL_RWSEM_ROBUST_DEAD)) {
-    int32_t seen = fl_atomic_cmpxchg_relaxed(&s->mode, m, m | (int32_t)FL_RWSEM_ROBUST_DEAD);
+    int32_t seen = fl_atomic_cmpxchg_relaxed(&s->mode, m,
+                                             m | (int32_t)FL_RWSEM_ROBUST_DEAD);
     if (seen == m)
       break;
     m = seen;
@@ -474,9 +478,9 @@ static int robust(const fl_rwsem_t *s)
 /* May a reader enter on word c?  */
 static int read_may_enter(const fl_rwsem_t *s, int32_t c, int admitted)
 {
-  return !(c & WRITER) &&
-         (!(c & WPEND) || (admitted && (c & RTURN)) ||
-          prefers(s, FL_RWSEM_PREFER_READER));
+  return !(c & WRITER)
+         && (!(c & WPEND) || (admitted && (c & RTURN))
+             || prefers(s, FL_RWSEM_PREFER_READER));
 }
 
 /* The second half of T4: after a fetch_add of -READER that left old.  */
@@ -510,14 +514,14 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
       if (read_may_enter(s, c, admitted)) {
         if (READERS(c) >= FL_RWSEM_READERS_MAX)
           return EAGAIN;
-        if (cas(s, &c, c + READER))   /* T2 */
+        if (cas(s, &c, c + READER)) /* T2 */
           return 0;
         continue;
       }
       /* FL_ROBUST: a reader that finds the write holder dead takes the
        * lock over as a writer would (T12), and so holds it for writing. */
-      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY) &&
-          take_over(s))
+      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY)
+          && take_over(s))
         return EOWNERDEAD;
       if (w->how == FL_RWSEM_TRY)
         return EBUSY;
@@ -534,7 +538,9 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
      * lock released it to a turn, and nobody else waits) the lease's T9
      * takes the stale WPEND down.  */
     rc = wait_on(s, &s->rseq, g, w,
-                 !(c & WRITER) ? TURN_LEASE_NS : pshared(s) ? POLL_NS : 0);
+                 !(c & WRITER) ? TURN_LEASE_NS
+                 : pshared(s)  ? POLL_NS
+                               : 0);
     if (rc == ETIMEDOUT) {
       /* T10 for a reader: our RWAIT may be the only one; clear it, and
        * the readers still asleep set it again.  */
@@ -548,7 +554,7 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     admitted = fl_load_acquire(&s->rseq) != g;
     polled = rc == LEASE_EXPIRED;
     if (polled && fl_load_relaxed(&s->count) == c)
-      lease_expired(s, c);   /* T9 */
+      lease_expired(s, c); /* T9 */
   }
 }
 
@@ -557,8 +563,8 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
  * half of T4 again) and wait.  */
 static int read_slow(fl_rwsem_t *s, int32_t old, const struct fl_rwsem_wait *w)
 {
-  if (READERS(old) < FL_RWSEM_READERS_MAX && !underflow(old) && !lost(s) &&
-      read_may_enter(s, old, 0))
+  if (READERS(old) < FL_RWSEM_READERS_MAX && !underflow(old) && !lost(s)
+      && read_may_enter(s, old, 0))
     return 0;
   read_left(s, fl_atomic_fetch_add_release(&s->count, -READER));
   if (READERS(old) >= FL_RWSEM_READERS_MAX && !underflow(old))
@@ -623,13 +629,13 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
         continue;
       }
       if (!(c & (WRITER | RTURN)) && READERS(c) == 0) {
-        if (cas(s, &c, c | WRITER))   /* T5 */
+        if (cas(s, &c, c | WRITER)) /* T5 */
           return 0;
         continue;
       }
       /* FL_ROBUST: probe the holder once per poll, not per spin.  */
-      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY) &&
-          take_over(s))
+      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY)
+          && take_over(s))
         return EOWNERDEAD;
       if (w->how == FL_RWSEM_TRY)
         return EBUSY;
@@ -642,14 +648,17 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     if (!cas(s, &c, with_slow(c | WPEND)))
       continue;
     c = with_slow(c | WPEND);
-    lease = (c & RTURN) && READERS(c) == 0 ? TURN_LEASE_NS : pshared(s) ? POLL_NS : 0;
+    lease = (c & RTURN) && READERS(c) == 0 ? TURN_LEASE_NS
+            : pshared(s)                   ? POLL_NS
+                                           : 0;
     rc = wait_on(s, &s->wseq, g, w, lease);
     if (rc == ETIMEDOUT) {
       /* T10: our WPEND may be the only one: clear it and let everybody
        * look again; live writers set it again.  */
       c = fl_load_relaxed(&s->count);
-      while ((c & WPEND) && !underflow(c) &&
-             !cas(s, &c, with_slow(c & ~(WPEND | ((c & WRITER) ? 0 : RWAIT)))))
+      while (
+          (c & WPEND) && !underflow(c)
+          && !cas(s, &c, with_slow(c & ~(WPEND | ((c & WRITER) ? 0 : RWAIT)))))
         ;
       wake_all(s, &s->wseq);
       wake_all(s, &s->rseq);
@@ -658,7 +667,7 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     spins = stale = 0;
     polled = rc == LEASE_EXPIRED;
     if (polled && fl_load_relaxed(&s->count) == c)
-      lease_expired(s, c);   /* T9 */
+      lease_expired(s, c); /* T9 */
   }
 }
 
@@ -683,7 +692,7 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     return ENOTRECOVERABLE;
   rc = write_wait(s, w);
   if (rc == EOWNERDEAD)
-    return rc;   /* taken over: owner is ours already */
+    return rc; /* taken over: owner is ours already */
   if (rc != 0)
     return rc;
   if (fl_load_relaxed(&s->count) & BIASED) {
@@ -722,8 +731,8 @@ int fl_rwsem_unlock_write(fl_rwsem_t *s)
   fl_store_relaxed(&s->owner, 0);
   fl_store_relaxed(&s->owner_ns, 0);
   if (m & (int32_t)FL_RWSEM_ROBUST_DEAD) {
-    fl_store_release(&s->mode, (m & ~(int32_t)FL_RWSEM_ROBUST_DEAD) |
-                                 (int32_t)FL_RWSEM_ROBUST_LOST);
+    fl_store_release(&s->mode, (m & ~(int32_t)FL_RWSEM_ROBUST_DEAD)
+                                   | (int32_t)FL_RWSEM_ROBUST_LOST);
     wake_all(s, &s->wseq);
     wake_all(s, &s->rseq);
     return 0;
@@ -735,8 +744,8 @@ int fl_rwsem_unlock_write(fl_rwsem_t *s)
  * fork, or misuse.  */
 int fl_rwsem_up_write_checked(fl_rwsem_t *s)
 {
-  if (fl_load_relaxed(&s->owner) & FL_RWSEM_OWNER_SLOW &&
-      fl_load_relaxed(&fl_tools_active) != 0)
+  if (fl_load_relaxed(&s->owner) & FL_RWSEM_OWNER_SLOW
+      && fl_load_relaxed(&fl_tools_active) != 0)
     return fl_rwsem_tool_up_write(s);
   if (!fl_rwsem_write_held_by_me(s))
     return EPERM;
@@ -753,7 +762,7 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
   if (!fl_rwsem_write_held_by_me(s))
     return EPERM;
   if (fl_load_relaxed(&s->mode) & (int32_t)FL_RWSEM_ROBUST_DEAD)
-    return EPERM;   /* consistent first: a reader cannot repair */
+    return EPERM; /* consistent first: a reader cannot repair */
   fl_store_relaxed(&s->owner, 0);
   fl_store_relaxed(&s->owner_ns, 0);
   c = fl_load_relaxed(&s->count);
@@ -778,13 +787,14 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
 
 int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
 {
-  const unsigned known = FL_PSHARED | FL_RWSEM_PREFER_READER |
-                         FL_RWSEM_PREFER_WRITER | FL_RWSEM_READ_BIAS | FL_ROBUST;
+  const unsigned known = FL_PSHARED | FL_RWSEM_PREFER_READER
+                         | FL_RWSEM_PREFER_WRITER | FL_RWSEM_READ_BIAS
+                         | FL_ROBUST;
 
-  if ((flags & ~known) != 0 ||
-      ((flags & FL_RWSEM_PREFER_READER) && (flags & FL_RWSEM_PREFER_WRITER)) ||
-      ((flags & FL_RWSEM_READ_BIAS) && (flags & FL_PSHARED)) ||
-      ((flags & FL_ROBUST) && !(flags & FL_PSHARED)))
+  if ((flags & ~known) != 0
+      || ((flags & FL_RWSEM_PREFER_READER) && (flags & FL_RWSEM_PREFER_WRITER))
+      || ((flags & FL_RWSEM_READ_BIAS) && (flags & FL_PSHARED))
+      || ((flags & FL_ROBUST) && !(flags & FL_PSHARED)))
     return EINVAL;
   fl_store_relaxed(&s->owner, 0);
   fl_store_relaxed(&s->owner_ns, 0);
@@ -808,8 +818,9 @@ int fl_rwsem_destroy_raw(fl_rwsem_t *s)
 {
   if (lost(s))
     return 0;
-  if ((fl_load_relaxed(&s->count) & ~(BIASED | SHARED)) != 0 ||
-      ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE) && fl_rwsem_bias_readers(s)))
+  if ((fl_load_relaxed(&s->count) & ~(BIASED | SHARED)) != 0
+      || ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE)
+          && fl_rwsem_bias_readers(s)))
     return EBUSY;
   return 0;
 }
@@ -819,15 +830,15 @@ int fl_rwsem_check_invariants(const fl_rwsem_t *s, int32_t c)
   unsigned m = mode_of(s);
 
   if (underflow(c))
-    return 0;   /* an undo in flight (misuse) */
+    return 0; /* an undo in flight (misuse) */
   if (((c & SLOW) != 0) != ((c & FLAGS) != 0))
     return 2;
   if ((c & RTURN) && (c & WRITER))
     return 3;
   if (READERS(c) > FL_RWSEM_READERS_MAX + 0x8000u)
     return 5;
-  if ((c & 0x3fc0) != 0 || ((c & SHARED) != 0) != ((m & FL_PSHARED) != 0) ||
-      ((c & BIASED) && !(m & FL_RWSEM_READ_BIAS)))
+  if ((c & 0x3fc0) != 0 || ((c & SHARED) != 0) != ((m & FL_PSHARED) != 0)
+      || ((c & BIASED) && !(m & FL_RWSEM_READ_BIAS)))
     return 6;
   return 0;
 }

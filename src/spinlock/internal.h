@@ -82,105 +82,105 @@ static inline int fl_spin_check_flags(unsigned flags, int pshared_allowed)
  * before the lock is free.  An unlock of a lock that is not held is
  * caught before the race tools hear of it, so that ThreadSanitizer does
  * not report what the return value already does.  */
-#define FL_SPIN_DEFINE_API(s, T, pshared_allowed, busy, held, taken, wait,  \
-                           try_first, try_again, release)                   \
-  int fl_##s##_init(T *l, unsigned flags)                                   \
-  {                                                                         \
-    int rc = fl_spin_check_flags(flags, pshared_allowed);                   \
-                                                                            \
-    if (rc != 0)                                                            \
-      return rc;                                                            \
-    fl_store_relaxed(&l->word, 0);                                          \
-    FL_VG_HIDE(l, sizeof *l);                                               \
-    FL_VG_RWLOCK_CREATE(l);                                                 \
-    FL_TSAN_CREATE(l);                                                      \
-    fl_lockdep_init(l, #T, FL_LOCKDEP_SPIN, __builtin_return_address(0));   \
-    return 0;                                                               \
-  }                                                                         \
-                                                                            \
-  int fl_##s##_destroy(T *l)                                                \
-  {                                                                         \
-    fl_lockdep_destroy(l);                                                  \
-    if (busy((uint32_t)fl_load_relaxed(&l->word)))                          \
-      return EBUSY;                                                         \
-    FL_VG_RWLOCK_DESTROY(l);                                                \
-    FL_TSAN_DESTROY(l);                                                     \
-    return 0;                                                               \
-  }                                                                         \
-                                                                            \
-  static int fl_##s##_lock_watched(T *l, int32_t old)                       \
-  {                                                                         \
-    FL_VG_HIDE(l, sizeof *l);                                               \
-    fl_lockdep_acquire(l, #T, FL_LOCKDEP_SPIN);                             \
-    if (!taken(old))                                                        \
-      wait(l, old);                                                         \
-    FL_VG_RWLOCK_ACQUIRED(l, 1);                                            \
-    return 0;                                                               \
-  }                                                                         \
-                                                                            \
-  int fl_##s##_lock_slowpath(T *l, int32_t old)                                 \
-  {                                                                         \
-    if (FL_TOOLS_ACTIVE)                                                    \
-      return fl_##s##_lock_watched(l, old);                                 \
-    return wait(l, old);                                                    \
-  }                                                                         \
-                                                                            \
-  int (fl_##s##_lock)(T *l)                                                 \
-  {                                                                         \
-    int rc;                                                                 \
-                                                                            \
-    FL_TSAN_PRE_LOCK(l, 0);                                                 \
-    rc = fl_##s##_lock_watched(l, fl_##s##_attempt(l));                     \
-    FL_TSAN_POST_LOCK(l, 0);                                                \
-    return rc;                                                              \
-  }                                                                         \
-                                                                            \
-  static int fl_##s##_trylock_watched(T *l, int32_t st)                     \
-  {                                                                         \
-    int rc = (st & ~(int32_t)FL_TOOLS_ON) == 0 ? 0 : try_again(l, st);      \
-                                                                            \
-    if (rc == 0) {                                                          \
-      FL_VG_HIDE(l, sizeof *l);                                             \
-      fl_lockdep_acquire(l, #T, FL_LOCKDEP_SPIN | FL_LOCKDEP_TRY);          \
-      FL_VG_RWLOCK_ACQUIRED(l, 1);                                          \
-    }                                                                       \
-    return rc;                                                              \
-  }                                                                         \
-                                                                            \
-  int fl_##s##_trylock_slowpath(T *l, int32_t st)                               \
-  {                                                                         \
-    if (FL_TOOLS_ACTIVE)                                                    \
-      return fl_##s##_trylock_watched(l, st);                               \
-    return try_again(l, st);                                                \
-  }                                                                         \
-                                                                            \
-  int (fl_##s##_trylock)(T *l)                                              \
-  {                                                                         \
-    int rc;                                                                 \
-                                                                            \
-    FL_TSAN_PRE_LOCK(l, FL_TSAN_TRY);                                       \
-    rc = fl_##s##_trylock_watched(l, try_first(l));                         \
-    FL_TSAN_POST_LOCK(l, FL_TSAN_TRY | (rc != 0 ? FL_TSAN_TRY_FAILED : 0u)); \
-    return rc;                                                              \
-  }                                                                         \
-                                                                            \
-  int (fl_##s##_unlock)(T *l)                                               \
-  {                                                                         \
-    fl_lockdep_release(l);                                                  \
-    if (!held((uint32_t)fl_load_relaxed(&l->word)))                         \
-      return EPERM;                                                         \
-    FL_VG_RWLOCK_RELEASED(l, 1);                                            \
-    FL_TSAN_PRE_UNLOCK(l, 0);                                               \
-    release(l);                                                             \
-    FL_TSAN_POST_UNLOCK(l, 0);                                              \
-    return 0;                                                               \
-  }                                                                         \
-                                                                            \
-  int fl_##s##_unlock_slowpath(T *l)                                            \
-  {                                                                         \
-    if (FL_TOOLS_ACTIVE)                                                    \
-      return (fl_##s##_unlock)(l);                                          \
-    return release(l);                                                      \
-  }
+#define FL_SPIN_DEFINE_API(s, T, pshared_allowed, busy, held, taken, wait,     \
+                           try_first, try_again, release)                      \
+ int fl_##s##_init(T *l, unsigned flags)                                       \
+ {                                                                             \
+  int rc = fl_spin_check_flags(flags, pshared_allowed);                        \
+                                                                               \
+  if (rc != 0)                                                                 \
+   return rc;                                                                  \
+  fl_store_relaxed(&l->word, 0);                                               \
+  FL_VG_HIDE(l, sizeof *l);                                                    \
+  FL_VG_RWLOCK_CREATE(l);                                                      \
+  FL_TSAN_CREATE(l);                                                           \
+  fl_lockdep_init(l, #T, FL_LOCKDEP_SPIN, __builtin_return_address(0));        \
+  return 0;                                                                    \
+ }                                                                             \
+                                                                               \
+ int fl_##s##_destroy(T *l)                                                    \
+ {                                                                             \
+  fl_lockdep_destroy(l);                                                       \
+  if (busy((uint32_t)fl_load_relaxed(&l->word)))                               \
+   return EBUSY;                                                               \
+  FL_VG_RWLOCK_DESTROY(l);                                                     \
+  FL_TSAN_DESTROY(l);                                                          \
+  return 0;                                                                    \
+ }                                                                             \
+                                                                               \
+ static int fl_##s##_lock_watched(T *l, int32_t old)                           \
+ {                                                                             \
+  FL_VG_HIDE(l, sizeof *l);                                                    \
+  fl_lockdep_acquire(l, #T, FL_LOCKDEP_SPIN);                                  \
+  if (!taken(old))                                                             \
+   wait(l, old);                                                               \
+  FL_VG_RWLOCK_ACQUIRED(l, 1);                                                 \
+  return 0;                                                                    \
+ }                                                                             \
+                                                                               \
+ int fl_##s##_lock_slowpath(T *l, int32_t old)                                 \
+ {                                                                             \
+  if (FL_TOOLS_ACTIVE)                                                         \
+   return fl_##s##_lock_watched(l, old);                                       \
+  return wait(l, old);                                                         \
+ }                                                                             \
+                                                                               \
+ int(fl_##s##_lock)(T * l)                                                     \
+ {                                                                             \
+  int rc;                                                                      \
+                                                                               \
+  FL_TSAN_PRE_LOCK(l, 0);                                                      \
+  rc = fl_##s##_lock_watched(l, fl_##s##_attempt(l));                          \
+  FL_TSAN_POST_LOCK(l, 0);                                                     \
+  return rc;                                                                   \
+ }                                                                             \
+                                                                               \
+ static int fl_##s##_trylock_watched(T *l, int32_t st)                         \
+ {                                                                             \
+  int rc = (st & ~(int32_t)FL_TOOLS_ON) == 0 ? 0 : try_again(l, st);           \
+                                                                               \
+  if (rc == 0) {                                                               \
+   FL_VG_HIDE(l, sizeof *l);                                                   \
+   fl_lockdep_acquire(l, #T, FL_LOCKDEP_SPIN | FL_LOCKDEP_TRY);                \
+   FL_VG_RWLOCK_ACQUIRED(l, 1);                                                \
+  }                                                                            \
+  return rc;                                                                   \
+ }                                                                             \
+                                                                               \
+ int fl_##s##_trylock_slowpath(T *l, int32_t st)                               \
+ {                                                                             \
+  if (FL_TOOLS_ACTIVE)                                                         \
+   return fl_##s##_trylock_watched(l, st);                                     \
+  return try_again(l, st);                                                     \
+ }                                                                             \
+                                                                               \
+ int(fl_##s##_trylock)(T * l)                                                  \
+ {                                                                             \
+  int rc;                                                                      \
+                                                                               \
+  FL_TSAN_PRE_LOCK(l, FL_TSAN_TRY);                                            \
+  rc = fl_##s##_trylock_watched(l, try_first(l));                              \
+  FL_TSAN_POST_LOCK(l, FL_TSAN_TRY | (rc != 0 ? FL_TSAN_TRY_FAILED : 0u));     \
+  return rc;                                                                   \
+ }                                                                             \
+                                                                               \
+ int(fl_##s##_unlock)(T * l)                                                   \
+ {                                                                             \
+  fl_lockdep_release(l);                                                       \
+  if (!held((uint32_t)fl_load_relaxed(&l->word)))                              \
+   return EPERM;                                                               \
+  FL_VG_RWLOCK_RELEASED(l, 1);                                                 \
+  FL_TSAN_PRE_UNLOCK(l, 0);                                                    \
+  release(l);                                                                  \
+  FL_TSAN_POST_UNLOCK(l, 0);                                                   \
+  return 0;                                                                    \
+ }                                                                             \
+                                                                               \
+ int fl_##s##_unlock_slowpath(T *l)                                            \
+ {                                                                             \
+  if (FL_TOOLS_ACTIVE)                                                         \
+   return (fl_##s##_unlock)(l);                                                \
+  return release(l);                                                           \
+ }
 
 #endif /* FASTLOCK_SPINLOCK_INTERNAL_H */

@@ -72,7 +72,8 @@
 
 /* Nodes are mapped in chunks of 64 threads' worth (16 KiB).  */
 #define FL_QSPIN_CHUNK 64
-#define FL_QSPIN_NCHUNKS ((FL_QSPIN_THREADS + FL_QSPIN_CHUNK - 1) / FL_QSPIN_CHUNK)
+#define FL_QSPIN_NCHUNKS                                                       \
+ ((FL_QSPIN_THREADS + FL_QSPIN_CHUNK - 1) / FL_QSPIN_CHUNK)
 
 struct fl_qslot {
   struct fl_qnode node[FL_QSPIN_NEST];
@@ -97,7 +98,8 @@ static void fl_qindex_release(int32_t index)
   uint32_t bit = 1u << (index % 32), v = (uint32_t)fl_load_relaxed(w), seen;
 
   while ((seen = (uint32_t)fl_atomic_cmpxchg_relaxed(w, (int32_t)v,
-                                                     (int32_t)(v & ~bit))) != v)
+                                                     (int32_t)(v & ~bit)))
+         != v)
     v = seen;
 }
 
@@ -215,7 +217,8 @@ struct fl_qnode *fl_qnode_of(int32_t code)
   return &fl_qchunk(index, 0)[index % FL_QSPIN_CHUNK].node[code & 3];
 }
 
-uint32_t fl_qnode_enqueue(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
+uint32_t fl_qnode_enqueue(fl_qspinlock_t *l, struct fl_qnode *node,
+                          int32_t code)
 {
   uint32_t v, seen, tail = (uint32_t)code << FL_QSPIN_TAIL_SHIFT;
 
@@ -227,11 +230,11 @@ uint32_t fl_qnode_enqueue(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code
    * before our link below lands in it.  */
   v = (uint32_t)fl_load_relaxed(&l->word);
   for (;;) {
-    fl_store_relaxed(&node->state, FL_QSPIN_TAIL(v) != 0 ? FL_QNODE_WAIT
-                                                        : FL_QNODE_HEAD);
+    fl_store_relaxed(&node->state,
+                     FL_QSPIN_TAIL(v) != 0 ? FL_QNODE_WAIT : FL_QNODE_HEAD);
     fl_store_relaxed(&node->prev, FL_QSPIN_TAIL(v));
-    seen = (uint32_t)fl_atomic_cmpxchg_acq_rel(&l->word, (int32_t)v,
-                                               (int32_t)((v & ~FL_QSPIN_TAIL_MASK) | tail));
+    seen = (uint32_t)fl_atomic_cmpxchg_acq_rel(
+        &l->word, (int32_t)v, (int32_t)((v & ~FL_QSPIN_TAIL_MASK) | tail));
     if (seen == v)
       break;
     v = seen;
@@ -257,9 +260,10 @@ static int fl_qspin_lock_unqueued(fl_qspinlock_t *l)
   fl_spin_watch_start(&watch, v);
   for (;;) {
     /* Acquire: the critical section stays after the take.  */
-    if (!(v & FL_QSPIN_BUSY) &&
-        fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
-                                  (int32_t)(v | FL_QSPIN_LOCKED)) == (int32_t)v)
+    if (!(v & FL_QSPIN_BUSY)
+        && fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
+                                     (int32_t)(v | FL_QSPIN_LOCKED))
+               == (int32_t)v)
       return 0;
     if (fl_spin_watch(&watch, v, fl_spin_now()) > FL_SPIN_YIELD_AFTER)
       sched_yield();
@@ -297,16 +301,17 @@ static void fl_qspin_grant_from(fl_qspinlock_t *l, int32_t code, int32_t self)
     succ = fl_qnode_of(code);
     /* Release: the successor's head loop reads the word after this.  */
     fl_store_release(&succ->state, FL_QNODE_HEAD);
-    if (code == self ||
-        !fl_spin_elapsed((uint32_t)fl_load_relaxed(&succ->beat), fl_spin_now(),
-                         fl_load_relaxed(&fl_spin_patience)))
+    if (code == self
+        || !fl_spin_elapsed((uint32_t)fl_load_relaxed(&succ->beat),
+                            fl_spin_now(), fl_load_relaxed(&fl_spin_patience)))
       return;
     v = (uint32_t)fl_load_relaxed(&l->word);
     if (FL_QSPIN_TAIL(v) == code) {
       /* The last node: empty the queue.  Failing, someone queued behind
        * it meanwhile; look again.  */
       if (fl_atomic_cmpxchg_relaxed(&l->word, (int32_t)v,
-                                    (int32_t)(v & ~FL_QSPIN_TAIL_MASK)) == (int32_t)v) {
+                                    (int32_t)(v & ~FL_QSPIN_TAIL_MASK))
+          == (int32_t)v) {
         fl_store_release(&succ->state, FL_QNODE_GONE);
         return;
       }
@@ -327,8 +332,8 @@ static void fl_qspin_head_leaves(fl_qspinlock_t *l, struct fl_qnode *node,
   uint32_t v = (uint32_t)fl_load_relaxed(&l->word);
 
   while (FL_QSPIN_TAIL(v) == code) {
-    uint32_t seen = (uint32_t)fl_atomic_cmpxchg_relaxed(&l->word, (int32_t)v,
-                                                        (int32_t)(v & ~FL_QSPIN_TAIL_MASK));
+    uint32_t seen = (uint32_t)fl_atomic_cmpxchg_relaxed(
+        &l->word, (int32_t)v, (int32_t)(v & ~FL_QSPIN_TAIL_MASK));
     if (seen == v)
       return;
     v = seen;
@@ -382,8 +387,9 @@ static void fl_qspin_waiter_leaves(fl_qspinlock_t *l, struct fl_qnode *node,
   v = (uint32_t)fl_load_relaxed(&l->word);
   while (FL_QSPIN_TAIL(v) == code) {
     uint32_t seen = (uint32_t)fl_atomic_cmpxchg_relaxed(
-      &l->word, (int32_t)v,
-      (int32_t)((v & ~FL_QSPIN_TAIL_MASK) | (uint32_t)prev << FL_QSPIN_TAIL_SHIFT));
+        &l->word, (int32_t)v,
+        (int32_t)((v & ~FL_QSPIN_TAIL_MASK)
+                  | (uint32_t)prev << FL_QSPIN_TAIL_SHIFT));
     if (seen == v)
       return;
     v = seen;
@@ -419,10 +425,12 @@ static int fl_qspin_wait_in_queue(fl_qspinlock_t *l, struct fl_qnode *node,
     /* Acquire: the critical section stays after the take.  A pending
      * waiter that let the lock sit is not running either: it loses its
      * bit, as to the head.  */
-    if (!(v & FL_QSPIN_LOCKED_MASK) && waited > fl_load_relaxed(&fl_spin_patience) &&
-        fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
-                                  (int32_t)((v & ~FL_QSPIN_PENDING) |
-                                            FL_QSPIN_LOCKED)) == (int32_t)v) {
+    if (!(v & FL_QSPIN_LOCKED_MASK)
+        && waited > fl_load_relaxed(&fl_spin_patience)
+        && fl_atomic_cmpxchg_acquire(
+               &l->word, (int32_t)v,
+               (int32_t)((v & ~FL_QSPIN_PENDING) | FL_QSPIN_LOCKED))
+               == (int32_t)v) {
       fl_qspin_waiter_leaves(l, node, code);
       return FL_QWAIT_TOOK_LOCK;
     }
@@ -444,7 +452,8 @@ static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
   uint32_t v, now, i, want;
   int32_t waited;
 
-  fl_spin_watch_start(&watch, (uint32_t)fl_load_relaxed(&l->word) & FL_QSPIN_BUSY);
+  fl_spin_watch_start(&watch,
+                      (uint32_t)fl_load_relaxed(&l->word) & FL_QSPIN_BUSY);
   for (i = 1;; i++) {
     /* Acquire: the state read below sees what the holder that released
      * this word wrote before it.  */
@@ -453,18 +462,20 @@ static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
     waited = fl_spin_watch(&watch, v & FL_QSPIN_BUSY, now);
     if (i % FL_QSPIN_BEAT_EVERY == 0)
       fl_store_relaxed(&node->beat, (int32_t)now);
-    if (!(v & FL_QSPIN_BUSY) ||
-        ((v & FL_QSPIN_BUSY) == FL_QSPIN_PENDING &&
-         waited > fl_load_relaxed(&fl_spin_patience))) {
+    if (!(v & FL_QSPIN_BUSY)
+        || ((v & FL_QSPIN_BUSY) == FL_QSPIN_PENDING
+            && waited > fl_load_relaxed(&fl_spin_patience))) {
       /* A holder may have found us not running and taken us out of the
        * queue.  It wrote GONE before its release, which our load of v
        * acquired: queue again rather than cut in.  */
       if (fl_load_acquire(&node->state) == FL_QNODE_GONE)
         return 1;
-      want = FL_QSPIN_TAIL(v) == code ? FL_QSPIN_LOCKED
-                                      : (v & ~FL_QSPIN_PENDING) | FL_QSPIN_LOCKED;
+      want = FL_QSPIN_TAIL(v) == code
+                 ? FL_QSPIN_LOCKED
+                 : (v & ~FL_QSPIN_PENDING) | FL_QSPIN_LOCKED;
       /* Acquire: the critical section stays after the take.  */
-      if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v, (int32_t)want) == (int32_t)v)
+      if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v, (int32_t)want)
+          == (int32_t)v)
         break;
       continue;
     }
@@ -505,7 +516,8 @@ restart:
   while (!(v & ~FL_QSPIN_LOCKED_MASK)) {
     uint32_t want = v == 0 ? FL_QSPIN_LOCKED : v | FL_QSPIN_PENDING;
 
-    seen = (uint32_t)fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v, (int32_t)want);
+    seen = (uint32_t)fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
+                                               (int32_t)want);
     if (seen == v) {
       if (v == 0)
         return 0;
@@ -520,16 +532,18 @@ pending:
   for (;;) {
     v = (uint32_t)fl_load_acquire(&l->word);
     if (!(v & FL_QSPIN_PENDING))
-      goto restart;   /* taken from us while we were away */
+      goto restart; /* taken from us while we were away */
     if (!(v & FL_QSPIN_LOCKED_MASK)) {
       /* Acquire: the critical section stays after the take.  */
-      if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
-                                    (int32_t)((v & ~FL_QSPIN_PENDING) |
-                                              FL_QSPIN_LOCKED)) == (int32_t)v)
+      if (fl_atomic_cmpxchg_acquire(
+              &l->word, (int32_t)v,
+              (int32_t)((v & ~FL_QSPIN_PENDING) | FL_QSPIN_LOCKED))
+          == (int32_t)v)
         return 0;
       continue;
     }
-    if (fl_spin_watch(&watch, v & FL_QSPIN_BUSY, fl_spin_now()) > FL_SPIN_YIELD_AFTER)
+    if (fl_spin_watch(&watch, v & FL_QSPIN_BUSY, fl_spin_now())
+        > FL_SPIN_YIELD_AFTER)
       sched_yield();
     fl_cpu_relax();
   }
@@ -541,12 +555,12 @@ queue:
   v = fl_qnode_enqueue(l, node, code);
   if (FL_QSPIN_TAIL(v) != 0) {
     switch (fl_qspin_wait_in_queue(l, node, code, v)) {
-    case FL_QWAIT_REQUEUE:
-      fl_qnode_put();
-      goto restart;
-    case FL_QWAIT_TOOK_LOCK:
-      fl_qnode_put();
-      return 0;
+      case FL_QWAIT_REQUEUE:
+        fl_qnode_put();
+        goto restart;
+      case FL_QWAIT_TOOK_LOCK:
+        fl_qnode_put();
+        return 0;
     }
   }
   if (fl_qspin_head(l, node, code) != 0) {
@@ -578,8 +592,8 @@ static int fl_qspin_release(fl_qspinlock_t *l)
       return EPERM;
     /* Release: the critical section is done before the word reads
      * unlocked.  */
-    seen = (uint32_t)fl_atomic_cmpxchg_release(&l->word, (int32_t)v,
-                                               (int32_t)(v & ~FL_QSPIN_LOCKED_MASK));
+    seen = (uint32_t)fl_atomic_cmpxchg_release(
+        &l->word, (int32_t)v, (int32_t)(v & ~FL_QSPIN_LOCKED_MASK));
     if (seen == v)
       return 0;
     v = seen;

@@ -64,6 +64,7 @@ struct fl_qnode *fl_qnode_of(int32_t code);
 /* Queue node (named code) on l: initialise it as seen now, swap it into
  * the tail and link it behind the old tail (it is the head if there was
  * none).  Returns the word as it was before the swap.  */
-uint32_t fl_qnode_enqueue(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code);
+uint32_t fl_qnode_enqueue(fl_qspinlock_t *l, struct fl_qnode *node,
+                          int32_t code);
 
 #endif /* FASTLOCK_SPINLOCK_QSPINLOCK_H */

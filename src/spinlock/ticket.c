@@ -53,7 +53,7 @@
 # define FL_TICKET_HANDOVER_SPINS 64
 #endif
 
-#define FL_TICKET_OWNER(v) ((v) & FL_TICKET_MASK)
+#define FL_TICKET_OWNER(v) ((v)&FL_TICKET_MASK)
 #define FL_TICKET_NEXT(v) (((v) >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK)
 
 /* Busy while any ticket is out: held, granted, or waited for.  */
@@ -91,7 +91,8 @@ int fl_ticket_lock_wait(fl_ticketlock_t *l, uint32_t ticket)
     if (ahead == 0 && (v & FL_TICKET_PENDING)) {
       /* Acquire: the critical section stays after the claim.  */
       if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
-                                    (int32_t)(v & ~FL_TICKET_PENDING)) == (int32_t)v)
+                                    (int32_t)(v & ~FL_TICKET_PENDING))
+          == (int32_t)v)
         return 0;
       continue;
     }
@@ -107,7 +108,8 @@ int fl_ticket_lock_wait(fl_ticketlock_t *l, uint32_t ticket)
 
     waited = fl_spin_watch(&watch, v & (FL_TICKET_MASK | FL_TICKET_PENDING),
                            fl_spin_now());
-    if ((v & FL_TICKET_PENDING) && waited > fl_load_relaxed(&fl_spin_patience)) {
+    if ((v & FL_TICKET_PENDING)
+        && waited > fl_load_relaxed(&fl_spin_patience)) {
       /* Pass the absent grantee over.  When the next ticket is ours we
        * take the lock here, so this is an acquire.  */
       uint32_t passed = fl_ticket_advance(v);
@@ -115,8 +117,9 @@ int fl_ticket_lock_wait(fl_ticketlock_t *l, uint32_t ticket)
 
       if (mine)
         passed &= ~FL_TICKET_PENDING;
-      if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v, (int32_t)passed) ==
-            (int32_t)v && mine)
+      if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v, (int32_t)passed)
+              == (int32_t)v
+          && mine)
         return 0;
       continue;
     } else if (waited > FL_SPIN_YIELD_AFTER) {
@@ -142,7 +145,8 @@ static int fl_ticket_try(fl_ticketlock_t *l, int32_t st)
       return EBUSY;
     /* Acquire, as on the fastpath.  */
     if (fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
-                                  (int32_t)(v + FL_TICKET_NEXT_ONE)) == (int32_t)v)
+                                  (int32_t)(v + FL_TICKET_NEXT_ONE))
+        == (int32_t)v)
       return 0;
   }
 }
@@ -166,8 +170,10 @@ static void fl_ticket_hand_over(fl_ticketlock_t *l, uint32_t granted)
   granted &= FL_TICKET_MASK | FL_TICKET_PENDING;
   if (!(granted & FL_TICKET_PENDING))
     return;
-  while (spins-- > 0 && ((uint32_t)fl_load_relaxed(&l->word) &
-                         (FL_TICKET_MASK | FL_TICKET_PENDING)) == granted)
+  while (spins-- > 0
+         && ((uint32_t)fl_load_relaxed(&l->word)
+             & (FL_TICKET_MASK | FL_TICKET_PENDING))
+                == granted)
     fl_cpu_relax();
 }
 
@@ -181,8 +187,8 @@ static int fl_ticket_release(fl_ticketlock_t *l)
       return EPERM;
     granted = fl_ticket_advance(v);
     /* Release: the critical section is done before the grant shows.  */
-    if (fl_atomic_cmpxchg_release(&l->word, (int32_t)v, (int32_t)granted) ==
-          (int32_t)v) {
+    if (fl_atomic_cmpxchg_release(&l->word, (int32_t)v, (int32_t)granted)
+        == (int32_t)v) {
       fl_ticket_hand_over(l, granted);
       return 0;
     }

@@ -51,7 +51,8 @@ extern int32_t fl_spin_patience;
 #endif
 
 /* (int32_t)(later - earlier) > units, in fl_spin_now's wrapping units.  */
-static inline int fl_spin_elapsed(uint32_t earlier, uint32_t later, int32_t units)
+static inline int fl_spin_elapsed(uint32_t earlier, uint32_t later,
+                                  int32_t units)
 {
   return (int32_t)(later - earlier) > units;
 }

@@ -41,11 +41,11 @@
 /* Accesses to the lock's own words are synchronised by the atomics the
  * tools cannot model: hide them from both.  (drd's request is named
  * directly: its ANNOTATE_BENIGN_RACE_SIZED clashes with helgrind's.)  */
-# define FL_VG_HIDE(addr, size)                                             \
-  do {                                                                      \
-    VALGRIND_HG_DISABLE_CHECKING(addr, size);                               \
-    VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__DRD_START_SUPPRESSION,      \
-                                    addr, size, 0, 0, 0);                   \
+# define FL_VG_HIDE(addr, size)                                                \
+  do {                                                                         \
+   VALGRIND_HG_DISABLE_CHECKING(addr, size);                                   \
+   VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__DRD_START_SUPPRESSION, addr,    \
+                                   size, 0, 0, 0);                             \
   } while (0)
 #else
 # define FL_VALGRIND 0
@@ -66,45 +66,45 @@ void __tsan_mutex_create(void *addr, unsigned flags) __attribute__((weak));
 void __tsan_mutex_destroy(void *addr, unsigned flags) __attribute__((weak));
 void __tsan_mutex_pre_lock(void *addr, unsigned flags) __attribute__((weak));
 void __tsan_mutex_post_lock(void *addr, unsigned flags, int recursion)
-  __attribute__((weak));
+    __attribute__((weak));
 int __tsan_mutex_pre_unlock(void *addr, unsigned flags) __attribute__((weak));
 void __tsan_mutex_post_unlock(void *addr, unsigned flags, int recursion)
-  __attribute__((weak));
+    __attribute__((weak));
 
 /* Nonzero in a process whose program has the TSan runtime.  */
 #define FL_TSAN_PRESENT (__tsan_mutex_post_lock != 0)
 
 /* A zero-filled lock is valid without a constructor, like a static
  * pthread initializer: tell TSan so it accepts a first use with no create. */
-#define FL_TSAN_CREATE(l)                                                   \
-  do {                                                                      \
-    if (FL_TSAN_PRESENT)                                                    \
-      __tsan_mutex_create((void *)(l), FL_TSAN_LINKER_INIT);                \
-  } while (0)
-#define FL_TSAN_DESTROY(l)                                                  \
-  do {                                                                      \
-    if (FL_TSAN_PRESENT)                                                    \
-      __tsan_mutex_destroy((void *)(l), 0);                                 \
-  } while (0)
-#define FL_TSAN_PRE_LOCK(l, f)                                              \
-  do {                                                                      \
-    if (FL_TSAN_PRESENT)                                                    \
-      __tsan_mutex_pre_lock((void *)(l), f);                                \
-  } while (0)
-#define FL_TSAN_POST_LOCK(l, f)                                             \
-  do {                                                                      \
-    if (FL_TSAN_PRESENT)                                                    \
-      __tsan_mutex_post_lock((void *)(l), f, 0);                            \
-  } while (0)
-#define FL_TSAN_PRE_UNLOCK(l, f)                                            \
-  do {                                                                      \
-    if (FL_TSAN_PRESENT)                                                    \
-      (void)__tsan_mutex_pre_unlock((void *)(l), f);                        \
-  } while (0)
-#define FL_TSAN_POST_UNLOCK(l, f)                                           \
-  do {                                                                      \
-    if (FL_TSAN_PRESENT)                                                    \
-      __tsan_mutex_post_unlock((void *)(l), f, 0);                          \
-  } while (0)
+#define FL_TSAN_CREATE(l)                                                      \
+ do {                                                                          \
+  if (FL_TSAN_PRESENT)                                                         \
+   __tsan_mutex_create((void *)(l), FL_TSAN_LINKER_INIT);                      \
+ } while (0)
+#define FL_TSAN_DESTROY(l)                                                     \
+ do {                                                                          \
+  if (FL_TSAN_PRESENT)                                                         \
+   __tsan_mutex_destroy((void *)(l), 0);                                       \
+ } while (0)
+#define FL_TSAN_PRE_LOCK(l, f)                                                 \
+ do {                                                                          \
+  if (FL_TSAN_PRESENT)                                                         \
+   __tsan_mutex_pre_lock((void *)(l), f);                                      \
+ } while (0)
+#define FL_TSAN_POST_LOCK(l, f)                                                \
+ do {                                                                          \
+  if (FL_TSAN_PRESENT)                                                         \
+   __tsan_mutex_post_lock((void *)(l), f, 0);                                  \
+ } while (0)
+#define FL_TSAN_PRE_UNLOCK(l, f)                                               \
+ do {                                                                          \
+  if (FL_TSAN_PRESENT)                                                         \
+   (void)__tsan_mutex_pre_unlock((void *)(l), f);                              \
+ } while (0)
+#define FL_TSAN_POST_UNLOCK(l, f)                                              \
+ do {                                                                          \
+  if (FL_TSAN_PRESENT)                                                         \
+   __tsan_mutex_post_unlock((void *)(l), f, 0);                                \
+ } while (0)
 
 #endif /* FASTLOCK_SYS_ANNOTATE_H */

@@ -74,6 +74,7 @@ static inline uint64_t fl_cycles(void)
  * instruction it encodes (BRK #0x45e0), which is the registered data word
  * on little-endian and its byte swap, as glibc registers it, on
  * big-endian.  */
+/* clang-format off */
 #define FL_ARCH_RSEQ_CS(body, shift)                                        \
   ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
   ".balign 32\n"                                                            \
@@ -102,6 +103,7 @@ static inline uint64_t fl_cycles(void)
   : [v] "=&r"(v_), [off] "=&r"(off_)                                        \
   : [rs] "r"(rs_), [base] "r"(base_), [d] "rZ"(d_)                          \
   : "memory"
+/* clang-format on */
 
 /* ---- The atomics ---- */
 #if FL_ATOMICS_ASM
@@ -135,16 +137,17 @@ static inline void fl_store_release(int32_t *p, int32_t v)
   __asm__ __volatile__("stlr %w1, %0" : "=Q"(*p) : "rZ"(v) : "memory");
 }
 
-#if FL_AARCH64_LSE
+# if FL_AARCH64_LSE
 
-# define FL_ARCH_ATOMICS_NAME "aarch64 asm, LSE ldadd/cas/swp"
+#  define FL_ARCH_ATOMICS_NAME "aarch64 asm, LSE ldadd/cas/swp"
 
 /* Lets the assembler accept the ARMv8.1 instructions whatever -march the
  * includer uses (see the top comment).  */
-# define FL_AARCH64_LSE_INSN(insn) ".arch_extension lse\n\t" insn
+#  define FL_AARCH64_LSE_INSN(insn) ".arch_extension lse\n\t" insn
 
 /* LDADD, LDSET, LDCLR Ws, Wt, [Xn]: Wt = *Xn; then *Xn += Ws, *Xn |= Ws,
  * *Xn &= ~Ws.  So fetch_and hands LDCLR the complement of its mask.  */
+/* clang-format off */
 # define FL_AARCH64_FETCH_OP(op, order, insn, operand)                       \
   static inline int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)     \
   {                                                                         \
@@ -155,11 +158,13 @@ static inline void fl_store_release(int32_t *p, int32_t v)
                          : "memory");                                       \
     return old;                                                             \
   }
+/* clang-format on */
 
 /* CAS Ws, Wt, [Xn]: if *Xn == Ws then *Xn = Wt; Ws = the old *Xn either
  * way.  The A forms load with acquire even when the compare fails, more
  * than a failed cmpxchg needs; the L forms release only the store, which a
  * failed compare does not make.  */
+/* clang-format off */
 # define FL_AARCH64_CMPXCHG(order, insn)                                     \
   static inline int32_t fl_atomic_cmpxchg_##order(int32_t *p, int32_t old,  \
                                                   int32_t new_value)        \
@@ -170,8 +175,10 @@ static inline void fl_store_release(int32_t *p, int32_t v)
                          : "memory");                                       \
     return old;                                                             \
   }
+/* clang-format on */
 
 /* SWP Ws, Wt, [Xn]: Wt = *Xn; *Xn = Ws.  */
+/* clang-format off */
 # define FL_AARCH64_XCHG(order, insn)                                        \
   static inline int32_t fl_atomic_xchg_##order(int32_t *p, int32_t v)      \
   {                                                                         \
@@ -182,6 +189,7 @@ static inline void fl_store_release(int32_t *p, int32_t v)
                          : "memory");                                       \
     return old;                                                             \
   }
+/* clang-format on */
 
 /* The suffix is the barrier: none for relaxed; A makes the load half an
  * acquire, L the store half a release, AL both.  */
@@ -206,17 +214,18 @@ FL_AARCH64_XCHG(acquire, "swpa")
 FL_AARCH64_XCHG(release, "swpl")
 FL_AARCH64_XCHG(acq_rel, "swpal")
 
-# undef FL_AARCH64_LSE_INSN
+#  undef FL_AARCH64_LSE_INSN
 
-#else /* !FL_AARCH64_LSE */
+# else /* !FL_AARCH64_LSE */
 
-# define FL_ARCH_ATOMICS_NAME "aarch64 asm, LL/SC ldaxr/stlxr"
+#  define FL_ARCH_ATOMICS_NAME "aarch64 asm, LL/SC ldaxr/stlxr"
 
 /* In every loop the store-exclusive's status register (0: stored) is an
  * early-clobber output, so that it is never the data or the address
  * register: the architecture leaves that case unpredictable.  */
 
 /* old = *p; *p = old OP v (insn: add, orr, and).  */
+/* clang-format off */
 # define FL_AARCH64_FETCH_OP(op, insn, order, ld, st)                        \
   static inline int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)     \
   {                                                                         \
@@ -231,6 +240,7 @@ FL_AARCH64_XCHG(acq_rel, "swpal")
                          : "memory");                                       \
     return old;                                                             \
   }
+/* clang-format on */
 
 /* On a mismatch the loop leaves by 2 without a store-exclusive, leaving
  * the monitor armed, and does not CLREX it.  That is harmless: every
@@ -240,6 +250,7 @@ FL_AARCH64_XCHG(acq_rel, "swpal")
  * cost an instruction on the path a contended cmpxchg loop spins on.  The
  * LDAXR of the acquire forms applies its acquire on a mismatch too, more
  * than a failed cmpxchg needs.  */
+/* clang-format off */
 # define FL_AARCH64_CMPXCHG(order, ld, st)                                   \
   static inline int32_t fl_atomic_cmpxchg_##order(int32_t *p, int32_t old,  \
                                                   int32_t new_value)        \
@@ -257,7 +268,9 @@ FL_AARCH64_XCHG(acq_rel, "swpal")
                          : "cc", "memory");                                 \
     return prev;                                                            \
   }
+/* clang-format on */
 
+/* clang-format off */
 # define FL_AARCH64_XCHG(order, ld, st)                                      \
   static inline int32_t fl_atomic_xchg_##order(int32_t *p, int32_t v)      \
   {                                                                         \
@@ -271,6 +284,7 @@ FL_AARCH64_XCHG(acq_rel, "swpal")
                          : "memory");                                       \
     return old;                                                             \
   }
+/* clang-format on */
 
 /* The barriers are the exclusives' forms: LDAXR for an acquire (no later
  * access before the load), STLXR for a release (no earlier access after
@@ -296,11 +310,11 @@ FL_AARCH64_XCHG(acquire, "ldaxr", "stxr")
 FL_AARCH64_XCHG(release, "ldxr", "stlxr")
 FL_AARCH64_XCHG(acq_rel, "ldaxr", "stlxr")
 
-#endif /* FL_AARCH64_LSE */
+# endif /* FL_AARCH64_LSE */
 
-#undef FL_AARCH64_FETCH_OP
-#undef FL_AARCH64_CMPXCHG
-#undef FL_AARCH64_XCHG
+# undef FL_AARCH64_FETCH_OP
+# undef FL_AARCH64_CMPXCHG
+# undef FL_AARCH64_XCHG
 
 /* The full barrier: every earlier load and store before every later one,
  * store->load included.  */
@@ -322,33 +336,33 @@ static inline void fl_smp_wmb(void)
 }
 
 /* What this header provides.  */
-#define fl_load_relaxed fl_load_relaxed
-#define fl_load_acquire fl_load_acquire
-#define fl_store_relaxed fl_store_relaxed
-#define fl_store_release fl_store_release
-#define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
-#define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
-#define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
-#define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
-#define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
-#define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
-#define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
-#define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
-#define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
-#define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
-#define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
-#define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
-#define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
-#define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
-#define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
-#define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
-#define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
-#define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
-#define fl_atomic_xchg_release fl_atomic_xchg_release
-#define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
-#define fl_smp_mb fl_smp_mb
-#define fl_smp_rmb fl_smp_rmb
-#define fl_smp_wmb fl_smp_wmb
+# define fl_load_relaxed fl_load_relaxed
+# define fl_load_acquire fl_load_acquire
+# define fl_store_relaxed fl_store_relaxed
+# define fl_store_release fl_store_release
+# define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
+# define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
+# define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
+# define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
+# define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
+# define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
+# define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
+# define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
+# define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
+# define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
+# define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
+# define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
+# define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
+# define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
+# define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
+# define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
+# define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
+# define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
+# define fl_atomic_xchg_release fl_atomic_xchg_release
+# define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
+# define fl_smp_mb fl_smp_mb
+# define fl_smp_rmb fl_smp_rmb
+# define fl_smp_wmb fl_smp_wmb
 
 #endif /* FL_ATOMICS_ASM */
 

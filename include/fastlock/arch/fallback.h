@@ -65,16 +65,16 @@ static inline void *fl_arch_thread_pointer(void)
  * arch header has a cmpxchg in asm and no better form of the operation
  * (x86, whose lock or/and cannot return the old value; ia64; MIPS without
  * LL/SC).  */
-#define FL_FALLBACK_CMPXCHG_LOOP(op, order, expr)                           \
-  static inline int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)     \
-  {                                                                         \
-    int32_t old, seen = fl_load_relaxed(p);                                 \
-    do {                                                                    \
-      old = seen;                                                           \
-      seen = fl_atomic_cmpxchg_##order(p, old, expr);                       \
-    } while (seen != old);                                                  \
-    return old;                                                             \
-  }
+#define FL_FALLBACK_CMPXCHG_LOOP(op, order, expr)                              \
+ static inline int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)         \
+ {                                                                             \
+  int32_t old, seen = fl_load_relaxed(p);                                      \
+  do {                                                                         \
+   old = seen;                                                                 \
+   seen = fl_atomic_cmpxchg_##order(p, old, expr);                             \
+  } while (seen != old);                                                       \
+  return old;                                                                  \
+ }
 
 #if !defined(fl_atomic_fetch_or_relaxed) && defined(fl_atomic_cmpxchg_relaxed)
 FL_FALLBACK_CMPXCHG_LOOP(fetch_or, relaxed, old | v)
@@ -93,19 +93,19 @@ FL_FALLBACK_CMPXCHG_LOOP(fetch_or, acq_rel, old | v)
 # define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
 #endif
 #if !defined(fl_atomic_fetch_and_relaxed) && defined(fl_atomic_cmpxchg_relaxed)
-FL_FALLBACK_CMPXCHG_LOOP(fetch_and, relaxed, old & v)
+FL_FALLBACK_CMPXCHG_LOOP(fetch_and, relaxed, old &v)
 # define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
 #endif
 #if !defined(fl_atomic_fetch_and_acquire) && defined(fl_atomic_cmpxchg_acquire)
-FL_FALLBACK_CMPXCHG_LOOP(fetch_and, acquire, old & v)
+FL_FALLBACK_CMPXCHG_LOOP(fetch_and, acquire, old &v)
 # define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
 #endif
 #if !defined(fl_atomic_fetch_and_release) && defined(fl_atomic_cmpxchg_release)
-FL_FALLBACK_CMPXCHG_LOOP(fetch_and, release, old & v)
+FL_FALLBACK_CMPXCHG_LOOP(fetch_and, release, old &v)
 # define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
 #endif
 #if !defined(fl_atomic_fetch_and_acq_rel) && defined(fl_atomic_cmpxchg_acq_rel)
-FL_FALLBACK_CMPXCHG_LOOP(fetch_and, acq_rel, old & v)
+FL_FALLBACK_CMPXCHG_LOOP(fetch_and, acq_rel, old &v)
 # define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
 #endif
 
@@ -199,8 +199,9 @@ static inline int fl_atomic_add_negative_release(int32_t *p, int32_t v)
 
 /* Only where the compiler's 64-bit atomics are lock-free: elsewhere the
  * counter keeps its count in two 32-bit halves.  */
-#if !defined(fl_atomic_fetch_add64_relaxed)                                 \
-    && defined(__GCC_ATOMIC_LLONG_LOCK_FREE) && __GCC_ATOMIC_LLONG_LOCK_FREE == 2
+#if !defined(fl_atomic_fetch_add64_relaxed)                                    \
+    && defined(__GCC_ATOMIC_LLONG_LOCK_FREE)                                   \
+    && __GCC_ATOMIC_LLONG_LOCK_FREE == 2
 static inline int64_t fl_atomic_fetch_add64_relaxed(int64_t *p, int64_t v)
 {
   return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);

@@ -44,23 +44,23 @@
 
 #include <stdint.h>
 
-#define FL_GENERIC_LOAD(name, order)                                        \
-  static inline int32_t fl_generic_load_##name(const int32_t *p)            \
-  {                                                                         \
-    return __atomic_load_n(p, __ATOMIC_##order);                            \
-  }
+#define FL_GENERIC_LOAD(name, order)                                           \
+ static inline int32_t fl_generic_load_##name(const int32_t *p)                \
+ {                                                                             \
+  return __atomic_load_n(p, __ATOMIC_##order);                                 \
+ }
 
-#define FL_GENERIC_STORE(name, order)                                       \
-  static inline void fl_generic_store_##name(int32_t *p, int32_t v)         \
-  {                                                                         \
-    __atomic_store_n(p, v, __ATOMIC_##order);                               \
-  }
+#define FL_GENERIC_STORE(name, order)                                          \
+ static inline void fl_generic_store_##name(int32_t *p, int32_t v)             \
+ {                                                                             \
+  __atomic_store_n(p, v, __ATOMIC_##order);                                    \
+ }
 
-#define FL_GENERIC_FETCH_ADD(name, order)                                   \
-  static inline int32_t fl_generic_fetch_add_##name(int32_t *p, int32_t v)  \
-  {                                                                         \
-    return __atomic_fetch_add(p, v, __ATOMIC_##order);                      \
-  }
+#define FL_GENERIC_FETCH_ADD(name, order)                                      \
+ static inline int32_t fl_generic_fetch_add_##name(int32_t *p, int32_t v)      \
+ {                                                                             \
+  return __atomic_fetch_add(p, v, __ATOMIC_##order);                           \
+ }
 
 /* The sign of old + v, as the CPU's sign flag gives it: the sum is
  * formed in uint32_t so that wrapping past INT32_MAX is defined.  What an
@@ -73,38 +73,38 @@ static inline int fl_sum_negative(int32_t old, int32_t v)
 
 /* The twin takes the other road: the new value from add-fetch (the
  * builtins wrap, as C11 atomics do), then its sign.  */
-#define FL_GENERIC_ADD_NEGATIVE(name, order)                                \
-  static inline int fl_generic_add_negative_##name(int32_t *p, int32_t v)   \
-  {                                                                         \
-    return __atomic_add_fetch(p, v, __ATOMIC_##order) < 0;                  \
-  }
+#define FL_GENERIC_ADD_NEGATIVE(name, order)                                   \
+ static inline int fl_generic_add_negative_##name(int32_t *p, int32_t v)       \
+ {                                                                             \
+  return __atomic_add_fetch(p, v, __ATOMIC_##order) < 0;                       \
+ }
 
-#define FL_GENERIC_FETCH_OR(name, order)                                    \
-  static inline int32_t fl_generic_fetch_or_##name(int32_t *p, int32_t v)   \
-  {                                                                         \
-    return __atomic_fetch_or(p, v, __ATOMIC_##order);                       \
-  }
+#define FL_GENERIC_FETCH_OR(name, order)                                       \
+ static inline int32_t fl_generic_fetch_or_##name(int32_t *p, int32_t v)       \
+ {                                                                             \
+  return __atomic_fetch_or(p, v, __ATOMIC_##order);                            \
+ }
 
-#define FL_GENERIC_FETCH_AND(name, order)                                   \
-  static inline int32_t fl_generic_fetch_and_##name(int32_t *p, int32_t v)  \
-  {                                                                         \
-    return __atomic_fetch_and(p, v, __ATOMIC_##order);                      \
-  }
+#define FL_GENERIC_FETCH_AND(name, order)                                      \
+ static inline int32_t fl_generic_fetch_and_##name(int32_t *p, int32_t v)      \
+ {                                                                             \
+  return __atomic_fetch_and(p, v, __ATOMIC_##order);                           \
+ }
 
-#define FL_GENERIC_CMPXCHG(name, order)                                     \
-  static inline int32_t fl_generic_cmpxchg_##name(int32_t *p, int32_t old,  \
-                                                  int32_t new_value)        \
-  {                                                                         \
-    __atomic_compare_exchange_n(p, &old, new_value, 0, __ATOMIC_##order,    \
-                                __ATOMIC_RELAXED);                          \
-    return old;                                                             \
-  }
+#define FL_GENERIC_CMPXCHG(name, order)                                        \
+ static inline int32_t fl_generic_cmpxchg_##name(int32_t *p, int32_t old,      \
+                                                 int32_t new_value)            \
+ {                                                                             \
+  __atomic_compare_exchange_n(p, &old, new_value, 0, __ATOMIC_##order,         \
+                              __ATOMIC_RELAXED);                               \
+  return old;                                                                  \
+ }
 
-#define FL_GENERIC_XCHG(name, order)                                        \
-  static inline int32_t fl_generic_xchg_##name(int32_t *p, int32_t v)       \
-  {                                                                         \
-    return __atomic_exchange_n(p, v, __ATOMIC_##order);                     \
-  }
+#define FL_GENERIC_XCHG(name, order)                                           \
+ static inline int32_t fl_generic_xchg_##name(int32_t *p, int32_t v)           \
+ {                                                                             \
+  return __atomic_exchange_n(p, v, __ATOMIC_##order);                          \
+ }
 
 FL_GENERIC_LOAD(relaxed, RELAXED)
 FL_GENERIC_LOAD(acquire, ACQUIRE)

@@ -59,9 +59,9 @@
 #include <stdint.h>
 
 /* The addends fetchadd4's 3-bit inc3 field can encode.  */
-#define FL_IA64_FETCHADD_INCREMENT(v)                                       \
-  ((v) == -16 || (v) == -8 || (v) == -4 || (v) == -1                        \
-   || (v) == 1 || (v) == 4 || (v) == 8 || (v) == 16)
+#define FL_IA64_FETCHADD_INCREMENT(v)                                          \
+ ((v) == -16 || (v) == -8 || (v) == -4 || (v) == -1 || (v) == 1 || (v) == 4    \
+  || (v) == 8 || (v) == 16)
 
 #define FL_IA64_ASM_PAUSE "hint @pause"
 #define FL_IA64_ASM_ITC "mov %[out] = ar.itc"
@@ -73,20 +73,24 @@
 #define FL_IA64_ASM_FETCHADD_REL "fetchadd4.rel %[out] = %[mem], %[inc]"
 /* cmpxchg4 reads ar.ccv, and a register may not be written and read in
  * one instruction group: the stop after the mov is required.  */
+/* clang-format off */
 #define FL_IA64_ASM_CMPXCHG_ACQ                                             \
   "mov ar.ccv = %r[ccv];;\n\t"                                              \
   "cmpxchg4.acq %[out] = %[mem], %r[in], ar.ccv"
 #define FL_IA64_ASM_CMPXCHG_REL                                             \
   "mov ar.ccv = %r[ccv];;\n\t"                                              \
   "cmpxchg4.rel %[out] = %[mem], %r[in], ar.ccv"
+/* clang-format on */
 #define FL_IA64_ASM_XCHG "xchg4 %[out] = %[mem], %r[in]"
 #define FL_IA64_ASM_MF "mf"
 /* The 64-bit forms, for the count of <fastlock/counter.h>.  */
 #define FL_IA64_ASM_LD8 "ld8 %[out] = %[mem]"
 #define FL_IA64_ASM_FETCHADD8_ACQ "fetchadd8.acq %[out] = %[mem], %[inc]"
+/* clang-format off */
 #define FL_IA64_ASM_CMPXCHG8_ACQ                                            \
   "mov ar.ccv = %r[ccv];;\n\t"                                              \
   "cmpxchg8.acq %[out] = %[mem], %r[in], ar.ccv"
+/* clang-format on */
 
 /* ---- The CPU ---- */
 
@@ -152,12 +156,13 @@ static inline void fl_smp_mb(void)
 }
 
 /* Itanium has no load-load or store-store fence: mf is the only one.  */
-#define fl_smp_rmb fl_smp_mb
-#define fl_smp_wmb fl_smp_mb
+# define fl_smp_rmb fl_smp_mb
+# define fl_smp_wmb fl_smp_mb
 
 /* cmpxchg4.acq / .rel: if the word at p equals ar.ccv, store new_value;
  * either way return what the word held.  The ordering is the completer's
  * (sem); the clobber keeps the compiler's accesses on the same side.  */
+/* clang-format off */
 #define FL_IA64_CMPXCHG(sem, SEM)                                           \
   static inline int32_t fl_ia64_cmpxchg_##sem(int32_t *p, int32_t old,      \
                                               int32_t new_value)            \
@@ -170,14 +175,15 @@ static inline void fl_smp_mb(void)
                          : "ar.ccv", "memory");                             \
     return (int32_t)seen;                                                   \
   }
+/* clang-format on */
 
 FL_IA64_CMPXCHG(acq, ACQ)
 FL_IA64_CMPXCHG(rel, REL)
 
 /* No unordered cmpxchg4: relaxed takes the .acq form.  */
-#define fl_atomic_cmpxchg_relaxed fl_ia64_cmpxchg_acq
-#define fl_atomic_cmpxchg_acquire fl_ia64_cmpxchg_acq
-#define fl_atomic_cmpxchg_release fl_ia64_cmpxchg_rel
+# define fl_atomic_cmpxchg_relaxed fl_ia64_cmpxchg_acq
+# define fl_atomic_cmpxchg_acquire fl_ia64_cmpxchg_acq
+# define fl_atomic_cmpxchg_release fl_ia64_cmpxchg_rel
 
 /* mf makes every earlier access visible before the cmpxchg4 (release);
  * .acq keeps every later one after it (acquire).  */
@@ -191,6 +197,7 @@ static inline int32_t fl_atomic_cmpxchg_acq_rel(int32_t *p, int32_t old,
 /* fetchadd4.acq / .rel when v is a constant it can encode, else a
  * cmpxchg4 loop of the same order (only the exchange that succeeds needs
  * the ordering, so the first load is plain).  */
+/* clang-format off */
 #define FL_IA64_FETCH_ADD(sem, SEM)                                         \
   static inline int32_t fl_ia64_fetch_add_##sem(int32_t *p, int32_t v)      \
   {                                                                         \
@@ -214,16 +221,17 @@ static inline int32_t fl_atomic_cmpxchg_acq_rel(int32_t *p, int32_t old,
       }                                                                     \
     while (seen != old);                                                    \
     return old;                                                             \
-  }                                                                         \
+  }
 
+/* clang-format on */
 
 FL_IA64_FETCH_ADD(acq, ACQ)
 FL_IA64_FETCH_ADD(rel, REL)
 
 /* No unordered fetchadd4: relaxed takes the .acq form.  */
-#define fl_atomic_fetch_add_relaxed fl_ia64_fetch_add_acq
-#define fl_atomic_fetch_add_acquire fl_ia64_fetch_add_acq
-#define fl_atomic_fetch_add_release fl_ia64_fetch_add_rel
+# define fl_atomic_fetch_add_relaxed fl_ia64_fetch_add_acq
+# define fl_atomic_fetch_add_acquire fl_ia64_fetch_add_acq
+# define fl_atomic_fetch_add_release fl_ia64_fetch_add_rel
 
 /* mf for the release half, .acq for the acquire half.  */
 static inline int32_t fl_atomic_fetch_add_acq_rel(int32_t *p, int32_t v)
@@ -232,8 +240,8 @@ static inline int32_t fl_atomic_fetch_add_acq_rel(int32_t *p, int32_t v)
   return fl_ia64_fetch_add_acq(p, v);
 }
 
-#undef FL_IA64_CMPXCHG
-#undef FL_IA64_FETCH_ADD
+# undef FL_IA64_CMPXCHG
+# undef FL_IA64_FETCH_ADD
 
 /* xchg4 has no completer and is always an acquire.  */
 static inline int32_t fl_ia64_xchg(int32_t *p, int32_t v)
@@ -255,10 +263,10 @@ static inline int32_t fl_ia64_xchg_mf(int32_t *p, int32_t v)
   return fl_ia64_xchg(p, v);
 }
 
-#define fl_atomic_xchg_relaxed fl_ia64_xchg
-#define fl_atomic_xchg_acquire fl_ia64_xchg
-#define fl_atomic_xchg_release fl_ia64_xchg_mf
-#define fl_atomic_xchg_acq_rel fl_ia64_xchg_mf
+# define fl_atomic_xchg_relaxed fl_ia64_xchg
+# define fl_atomic_xchg_acquire fl_ia64_xchg
+# define fl_atomic_xchg_release fl_ia64_xchg_mf
+# define fl_atomic_xchg_acq_rel fl_ia64_xchg_mf
 
 /* 64 bits, outside the shim's int32_t API: what the 64-bit count of
  * <fastlock/counter.h> needs, and only that (the SHARED strategy's add,
@@ -303,26 +311,25 @@ static inline int64_t fl_ia64_fetch_add8_acq(int64_t *p, int64_t v)
   seen = fl_ia64_load8_relaxed(p);
   do {
     old = seen;
-    seen = fl_ia64_cmpxchg8_acq(p, old,
-                                (int64_t)((uint64_t)old + (uint64_t)v));
+    seen = fl_ia64_cmpxchg8_acq(p, old, (int64_t)((uint64_t)old + (uint64_t)v));
   } while (seen != old);
   return old;
 }
 
-#define fl_atomic_fetch_add64_relaxed fl_ia64_fetch_add8_acq
+# define fl_atomic_fetch_add64_relaxed fl_ia64_fetch_add8_acq
 
 /* What this header provides besides the aliases above.  add_negative,
  * fetch_or and fetch_and are fallback.h's: from the fetch-add, and loops
  * on cmpxchg4 (ia64 has no fetch-or).  */
-#define fl_load_relaxed fl_load_relaxed
-#define fl_load_acquire fl_load_acquire
-#define fl_store_relaxed fl_store_relaxed
-#define fl_store_release fl_store_release
-#define fl_smp_mb fl_smp_mb
-#define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
-#define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
+# define fl_load_relaxed fl_load_relaxed
+# define fl_load_acquire fl_load_acquire
+# define fl_store_relaxed fl_store_relaxed
+# define fl_store_release fl_store_release
+# define fl_smp_mb fl_smp_mb
+# define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
+# define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
 
-#define FL_ARCH_ATOMICS_NAME "ia64 asm, fetchadd4/cmpxchg4 .acq/.rel, mf"
+# define FL_ARCH_ATOMICS_NAME "ia64 asm, fetchadd4/cmpxchg4 .acq/.rel, mf"
 
 #endif /* FL_ATOMICS_ASM */
 

@@ -112,29 +112,29 @@
 
 /* The asm is in the standard 32-bit encoding: keep these functions out of
  * MIPS16 and microMIPS code, where it would be assembled compressed.  */
-#define FL_MIPS_INLINE static inline __attribute__((nomips16, nomicromips))
+# define FL_MIPS_INLINE static inline __attribute__((nomips16, nomicromips))
 
 /* ll, sc, sync and beql are MIPS II.  A toolchain defaulting to MIPS I can
  * still build the llsc and beql variants for a MIPS II CPU: raise the
  * assembler's ISA inside the blocks that use them (the CPU being MIPS II,
  * its loads interlock, so no load-delay nops are owed inside them).  */
-#if __mips == 1
-# define FL_MIPS_SET_ISA ".set mips2\n\t"
-#else
-# define FL_MIPS_SET_ISA ""
-#endif
+# if __mips == 1
+#  define FL_MIPS_SET_ISA ".set mips2\n\t"
+# else
+#  define FL_MIPS_SET_ISA ""
+# endif
 
 /* Blocks with branches are written with their delay slots filled by hand.  */
-#define FL_MIPS_ASM_BEGIN ".set push\n\t" FL_MIPS_SET_ISA ".set noreorder\n\t"
-#define FL_MIPS_ASM_END ".set pop"
+# define FL_MIPS_ASM_BEGIN ".set push\n\t" FL_MIPS_SET_ISA ".set noreorder\n\t"
+# define FL_MIPS_ASM_END ".set pop"
 
-#if FL_UNIPROCESSOR
-# define FL_MIPS_SYNC ""
-# define FL_MIPS_BARRIER_NAME "uniprocessor, compiler barriers"
-#else
-# define FL_MIPS_SYNC ".set push\n\t" FL_MIPS_SET_ISA "sync\n\t.set pop\n\t"
-# define FL_MIPS_BARRIER_NAME "barriers sync"
-#endif
+# if FL_UNIPROCESSOR
+#  define FL_MIPS_SYNC ""
+#  define FL_MIPS_BARRIER_NAME "uniprocessor, compiler barriers"
+# else
+#  define FL_MIPS_SYNC ".set push\n\t" FL_MIPS_SET_ISA "sync\n\t.set pop\n\t"
+#  define FL_MIPS_BARRIER_NAME "barriers sync"
+# endif
 
 FL_MIPS_INLINE int32_t fl_load_relaxed(const int32_t *p)
 {
@@ -171,13 +171,13 @@ FL_MIPS_INLINE void fl_smp_wmb(void)
   __asm__ __volatile__(FL_MIPS_SYNC : : : "memory");
 }
 
-#define fl_load_relaxed fl_load_relaxed
-#define fl_load_acquire fl_load_acquire
-#define fl_smp_mb fl_smp_mb
-#define fl_smp_rmb fl_smp_rmb
-#define fl_smp_wmb fl_smp_wmb
+# define fl_load_relaxed fl_load_relaxed
+# define fl_load_acquire fl_load_acquire
+# define fl_smp_mb fl_smp_mb
+# define fl_smp_rmb fl_smp_rmb
+# define fl_smp_wmb fl_smp_wmb
 
-#if FL_MIPS_LLSC
+# if FL_MIPS_LLSC
 
 /* A plain sw breaks any other thread's ll/sc link, so stores need no
  * loop.  */
@@ -190,10 +190,7 @@ FL_MIPS_INLINE void fl_store_relaxed(int32_t *p, int32_t v)
  * the new value can be seen.  */
 FL_MIPS_INLINE void fl_store_release(int32_t *p, int32_t v)
 {
-  __asm__ __volatile__(FL_MIPS_SYNC "sw %1, %0"
-                       : "=m"(*p)
-                       : "r"(v)
-                       : "memory");
+  __asm__ __volatile__(FL_MIPS_SYNC "sw %1, %0" : "=m"(*p) : "r"(v) : "memory");
 }
 
 /* Each ll/sc operation takes its barriers as two strings: BEFORE, a sync
@@ -202,6 +199,7 @@ FL_MIPS_INLINE void fl_store_release(int32_t *p, int32_t v)
  * before the ll/sc pair has).  "ZC" is the memory constraint for ll and
  * sc: base register plus an offset they can encode.  */
 /* old = *p; *p = old OP v (insn: addu, or, and).  */
+/* clang-format off */
 # define FL_MIPS_FETCH_OP(op, insn, order, before, after)                   \
   FL_MIPS_INLINE int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)    \
   {                                                                         \
@@ -217,9 +215,11 @@ FL_MIPS_INLINE void fl_store_release(int32_t *p, int32_t v)
                          : "memory");                                       \
     return old;                                                             \
   }
+/* clang-format on */
 
 /* On a mismatch bne leaves the loop past AFTER: a failed cmpxchg is
  * relaxed.  Its delay slot loads the new value, harmless when taken.  */
+/* clang-format off */
 # define FL_MIPS_CMPXCHG(order, before, after)                              \
   FL_MIPS_INLINE int32_t fl_atomic_cmpxchg_##order(int32_t *p, int32_t old, \
                                                    int32_t new_value)       \
@@ -238,7 +238,9 @@ FL_MIPS_INLINE void fl_store_release(int32_t *p, int32_t v)
                          : "memory");                                       \
     return prev;                                                            \
   }
+/* clang-format on */
 
+/* clang-format off */
 # define FL_MIPS_XCHG(order, before, after)                                 \
   FL_MIPS_INLINE int32_t fl_atomic_xchg_##order(int32_t *p, int32_t v)      \
   {                                                                         \
@@ -254,6 +256,7 @@ FL_MIPS_INLINE void fl_store_release(int32_t *p, int32_t v)
                          : "memory");                                       \
     return old;                                                             \
   }
+/* clang-format on */
 
 FL_MIPS_FETCH_OP(fetch_add, "addu", relaxed, "", "")
 FL_MIPS_FETCH_OP(fetch_add, "addu", acquire, "", FL_MIPS_SYNC)
@@ -276,47 +279,48 @@ FL_MIPS_XCHG(acquire, "", FL_MIPS_SYNC)
 FL_MIPS_XCHG(release, FL_MIPS_SYNC, "")
 FL_MIPS_XCHG(acq_rel, FL_MIPS_SYNC, FL_MIPS_SYNC)
 
-# undef FL_MIPS_FETCH_OP
-# undef FL_MIPS_CMPXCHG
-# undef FL_MIPS_XCHG
+#  undef FL_MIPS_FETCH_OP
+#  undef FL_MIPS_CMPXCHG
+#  undef FL_MIPS_XCHG
 
-# define fl_store_relaxed fl_store_relaxed
-# define fl_store_release fl_store_release
-# define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
-# define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
-# define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
-# define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
-# define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
-# define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
-# define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
-# define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
-# define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
-# define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
-# define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
-# define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
-# define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
-# define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
-# define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
-# define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
-# define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
-# define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
-# define fl_atomic_xchg_release fl_atomic_xchg_release
-# define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
+#  define fl_store_relaxed fl_store_relaxed
+#  define fl_store_release fl_store_release
+#  define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
+#  define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
+#  define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
+#  define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
+#  define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
+#  define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
+#  define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
+#  define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
+#  define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
+#  define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
+#  define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
+#  define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
+#  define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
+#  define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
+#  define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
+#  define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
+#  define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
+#  define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
+#  define fl_atomic_xchg_release fl_atomic_xchg_release
+#  define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
 
-# define FL_ARCH_ATOMICS_NAME "mips asm, ll/sc, " FL_MIPS_BARRIER_NAME
+#  define FL_ARCH_ATOMICS_NAME "mips asm, ll/sc, " FL_MIPS_BARRIER_NAME
 
-#elif FL_MIPS_BEQL
+# elif FL_MIPS_BEQL
 
-# if !FL_UNIPROCESSOR
-#  error "the MIPS BEQL restart trick is correct only on a uniprocessor: configure --enable-uniprocessor"
-# endif
-# if defined(__mips_isa_rev) && __mips_isa_rev >= 6
-#  error "MIPS Release 6 removed beql; use --with-mips-atomics=llsc"
-# endif
+#  if !FL_UNIPROCESSOR
+#   error                                                                      \
+       "the MIPS BEQL restart trick is correct only on a uniprocessor: configure --enable-uniprocessor"
+#  endif
+#  if defined(__mips_isa_rev) && __mips_isa_rev >= 6
+#   error "MIPS Release 6 removed beql; use --with-mips-atomics=llsc"
+#  endif
 
 /* Kissell's cookie from that thread; see the top of this file for what the
  * kernel must promise about it.  */
-# define FL_MIPS_BEQL_COOKIE 0xffdadaffu
+#  define FL_MIPS_BEQL_COOKIE 0xffdadaffu
 
 /* A plain sw: a beql sequence preempted between its load and store so
  * that this one could run comes back with k1 clobbered and reloads.  No
@@ -340,15 +344,14 @@ FL_MIPS_INLINE void fl_store_release(int32_t *p, int32_t v)
 FL_MIPS_INLINE int32_t fl_mips_beql_fetch_add(int32_t *p, int32_t v)
 {
   int32_t old, tmp;
-  __asm__ __volatile__(FL_MIPS_ASM_BEGIN
-                       "1: move $27, %4\n\t"
-                       "lw %0, %2\n\t"
-                       "addu %1, %0, %3\n\t"
-                       "beql $27, %4, 2f\n\t"
-                       " sw %1, %2\n\t"
-                       "b 1b\n\t"
-                       " nop\n"
-                       "2:\n\t" FL_MIPS_ASM_END
+  __asm__ __volatile__(FL_MIPS_ASM_BEGIN "1: move $27, %4\n\t"
+                                         "lw %0, %2\n\t"
+                                         "addu %1, %0, %3\n\t"
+                                         "beql $27, %4, 2f\n\t"
+                                         " sw %1, %2\n\t"
+                                         "b 1b\n\t"
+                                         " nop\n"
+                                         "2:\n\t" FL_MIPS_ASM_END
                        : "=&r"(old), "=&r"(tmp), "+ZC"(*p)
                        : "r"(v), "r"(FL_MIPS_BEQL_COOKIE)
                        : "memory", "$27");
@@ -360,16 +363,15 @@ FL_MIPS_INLINE int32_t fl_mips_beql_cmpxchg(int32_t *p, int32_t old,
                                             int32_t new_value)
 {
   int32_t prev;
-  __asm__ __volatile__(FL_MIPS_ASM_BEGIN
-                       "1: move $27, %4\n\t"
-                       "lw %0, %1\n\t"
-                       "bne %0, %2, 2f\n\t"
-                       " nop\n\t"
-                       "beql $27, %4, 2f\n\t"
-                       " sw %3, %1\n\t"
-                       "b 1b\n\t"
-                       " nop\n"
-                       "2:\n\t" FL_MIPS_ASM_END
+  __asm__ __volatile__(FL_MIPS_ASM_BEGIN "1: move $27, %4\n\t"
+                                         "lw %0, %1\n\t"
+                                         "bne %0, %2, 2f\n\t"
+                                         " nop\n\t"
+                                         "beql $27, %4, 2f\n\t"
+                                         " sw %3, %1\n\t"
+                                         "b 1b\n\t"
+                                         " nop\n"
+                                         "2:\n\t" FL_MIPS_ASM_END
                        : "=&r"(prev), "+ZC"(*p)
                        : "r"(old), "r"(new_value), "r"(FL_MIPS_BEQL_COOKIE)
                        : "memory", "$27");
@@ -379,45 +381,46 @@ FL_MIPS_INLINE int32_t fl_mips_beql_cmpxchg(int32_t *p, int32_t old,
 FL_MIPS_INLINE int32_t fl_mips_beql_xchg(int32_t *p, int32_t v)
 {
   int32_t old;
-  __asm__ __volatile__(FL_MIPS_ASM_BEGIN
-                       "1: move $27, %3\n\t"
-                       "lw %0, %1\n\t"
-                       "beql $27, %3, 2f\n\t"
-                       " sw %2, %1\n\t"
-                       "b 1b\n\t"
-                       " nop\n"
-                       "2:\n\t" FL_MIPS_ASM_END
+  __asm__ __volatile__(FL_MIPS_ASM_BEGIN "1: move $27, %3\n\t"
+                                         "lw %0, %1\n\t"
+                                         "beql $27, %3, 2f\n\t"
+                                         " sw %2, %1\n\t"
+                                         "b 1b\n\t"
+                                         " nop\n"
+                                         "2:\n\t" FL_MIPS_ASM_END
                        : "=&r"(old), "+ZC"(*p)
                        : "r"(v), "r"(FL_MIPS_BEQL_COOKIE)
                        : "memory", "$27");
   return old;
 }
 
-# define fl_store_relaxed fl_store_relaxed
-# define fl_store_release fl_store_release
-# define fl_atomic_fetch_add_relaxed fl_mips_beql_fetch_add
-# define fl_atomic_fetch_add_acquire fl_mips_beql_fetch_add
-# define fl_atomic_fetch_add_release fl_mips_beql_fetch_add
-# define fl_atomic_fetch_add_acq_rel fl_mips_beql_fetch_add
-# define fl_atomic_cmpxchg_relaxed fl_mips_beql_cmpxchg
-# define fl_atomic_cmpxchg_acquire fl_mips_beql_cmpxchg
-# define fl_atomic_cmpxchg_release fl_mips_beql_cmpxchg
-# define fl_atomic_cmpxchg_acq_rel fl_mips_beql_cmpxchg
-# define fl_atomic_xchg_relaxed fl_mips_beql_xchg
-# define fl_atomic_xchg_acquire fl_mips_beql_xchg
-# define fl_atomic_xchg_release fl_mips_beql_xchg
-# define fl_atomic_xchg_acq_rel fl_mips_beql_xchg
+#  define fl_store_relaxed fl_store_relaxed
+#  define fl_store_release fl_store_release
+#  define fl_atomic_fetch_add_relaxed fl_mips_beql_fetch_add
+#  define fl_atomic_fetch_add_acquire fl_mips_beql_fetch_add
+#  define fl_atomic_fetch_add_release fl_mips_beql_fetch_add
+#  define fl_atomic_fetch_add_acq_rel fl_mips_beql_fetch_add
+#  define fl_atomic_cmpxchg_relaxed fl_mips_beql_cmpxchg
+#  define fl_atomic_cmpxchg_acquire fl_mips_beql_cmpxchg
+#  define fl_atomic_cmpxchg_release fl_mips_beql_cmpxchg
+#  define fl_atomic_cmpxchg_acq_rel fl_mips_beql_cmpxchg
+#  define fl_atomic_xchg_relaxed fl_mips_beql_xchg
+#  define fl_atomic_xchg_acquire fl_mips_beql_xchg
+#  define fl_atomic_xchg_release fl_mips_beql_xchg
+#  define fl_atomic_xchg_acq_rel fl_mips_beql_xchg
 
+/* clang-format off */
 # define FL_ARCH_ATOMICS_NAME                                               \
   "mips asm, beql restart on k1 cookie, " FL_MIPS_BARRIER_NAME
+/* clang-format on */
 
-#elif FL_MIPS_SYSMIPS
+# elif FL_MIPS_SYSMIPS
 
-# include <asm/sysmips.h>
-# include <asm/unistd.h>
-# include <sched.h>
+#  include <asm/sysmips.h>
+#  include <asm/unistd.h>
+#  include <sched.h>
 
-# define FL_MIPS_SYSMIPS_NLOCKS 16
+#  define FL_MIPS_SYSMIPS_NLOCKS 16
 
 /* One table per program, not one per translation unit: the definition is
  * weak, so every object that includes this header agrees on a single copy
@@ -425,7 +428,7 @@ FL_MIPS_INLINE int32_t fl_mips_beql_xchg(int32_t *p, int32_t v)
  * -fvisibility=hidden) lets the dynamic linker bind the library's and the
  * program's references to the same one.  */
 int32_t fl_mips_sysmips_locks[FL_MIPS_SYSMIPS_NLOCKS]
-  __attribute__((weak, visibility("default")));
+    __attribute__((weak, visibility("default")));
 
 /* sysmips(MIPS_ATOMIC_SET, p, v): the o32 system call convention, number
  * in v0, arguments in a0-a2, result in v0, error flag in a3; the kernel
@@ -486,7 +489,7 @@ FL_MIPS_INLINE void fl_mips_sysmips_store(int32_t *p, int32_t v)
 FL_MIPS_INLINE int32_t fl_mips_sysmips_fetch_add(int32_t *p, int32_t v)
 {
   int32_t *lock = fl_mips_sysmips_lock(p);
-  uint32_t old = (uint32_t)*(volatile int32_t *)p;
+  uint32_t old = (uint32_t) * (volatile int32_t *)p;
   *(volatile int32_t *)p = (int32_t)(old + (uint32_t)v);
   fl_mips_sysmips_unlock(lock);
   return (int32_t)old;
@@ -512,27 +515,30 @@ FL_MIPS_INLINE int32_t fl_mips_sysmips_xchg(int32_t *p, int32_t v)
   return old;
 }
 
-# define fl_store_relaxed fl_mips_sysmips_store
-# define fl_store_release fl_mips_sysmips_store
-# define fl_atomic_fetch_add_relaxed fl_mips_sysmips_fetch_add
-# define fl_atomic_fetch_add_acquire fl_mips_sysmips_fetch_add
-# define fl_atomic_fetch_add_release fl_mips_sysmips_fetch_add
-# define fl_atomic_fetch_add_acq_rel fl_mips_sysmips_fetch_add
-# define fl_atomic_cmpxchg_relaxed fl_mips_sysmips_cmpxchg
-# define fl_atomic_cmpxchg_acquire fl_mips_sysmips_cmpxchg
-# define fl_atomic_cmpxchg_release fl_mips_sysmips_cmpxchg
-# define fl_atomic_cmpxchg_acq_rel fl_mips_sysmips_cmpxchg
-# define fl_atomic_xchg_relaxed fl_mips_sysmips_xchg
-# define fl_atomic_xchg_acquire fl_mips_sysmips_xchg
-# define fl_atomic_xchg_release fl_mips_sysmips_xchg
-# define fl_atomic_xchg_acq_rel fl_mips_sysmips_xchg
+#  define fl_store_relaxed fl_mips_sysmips_store
+#  define fl_store_release fl_mips_sysmips_store
+#  define fl_atomic_fetch_add_relaxed fl_mips_sysmips_fetch_add
+#  define fl_atomic_fetch_add_acquire fl_mips_sysmips_fetch_add
+#  define fl_atomic_fetch_add_release fl_mips_sysmips_fetch_add
+#  define fl_atomic_fetch_add_acq_rel fl_mips_sysmips_fetch_add
+#  define fl_atomic_cmpxchg_relaxed fl_mips_sysmips_cmpxchg
+#  define fl_atomic_cmpxchg_acquire fl_mips_sysmips_cmpxchg
+#  define fl_atomic_cmpxchg_release fl_mips_sysmips_cmpxchg
+#  define fl_atomic_cmpxchg_acq_rel fl_mips_sysmips_cmpxchg
+#  define fl_atomic_xchg_relaxed fl_mips_sysmips_xchg
+#  define fl_atomic_xchg_acquire fl_mips_sysmips_xchg
+#  define fl_atomic_xchg_release fl_mips_sysmips_xchg
+#  define fl_atomic_xchg_acq_rel fl_mips_sysmips_xchg
 
+/* clang-format off */
 # define FL_ARCH_ATOMICS_NAME                                               \
   "mips asm, sysmips hashed spinlocks (one process only), " FL_MIPS_BARRIER_NAME
+/* clang-format on */
 
-#else
-# error "FL_ARCH_MIPS is set but none of FL_MIPS_LLSC, FL_MIPS_BEQL, FL_MIPS_SYSMIPS is: regenerate <fastlock/config.h>"
-#endif
+# else
+#  error                                                                       \
+      "FL_ARCH_MIPS is set but none of FL_MIPS_LLSC, FL_MIPS_BEQL, FL_MIPS_SYSMIPS is: regenerate <fastlock/config.h>"
+# endif
 
 #endif /* FL_ATOMICS_ASM */
 

@@ -160,6 +160,7 @@ static inline void *fl_arch_thread_pointer(void)
  * Registers used as a base must not be r0 (read as zero there): the "b"
  * constraint.  */
 #if defined(__powerpc64__)
+/* clang-format off */
 # define FL_ARCH_RSEQ_CS(body, shift)                                       \
   ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
   ".balign 32\n"                                                            \
@@ -191,42 +192,46 @@ static inline void *fl_arch_thread_pointer(void)
   : [v] "=&r"(v_), [off] "=&b"(off_)                                        \
   : [rs] "b"(rs_), [base] "b"(base_), [d] "r"(d_)                           \
   : "memory", "lr"
+/* clang-format on */
 #endif
 
 /* ---- The atomics ---- */
 #if FL_ATOMICS_ASM
 
-#if defined(__NO_LWSYNC__) && (FL_PPC_ACQUIRE_LWSYNC || FL_PPC_WMB_LWSYNC)
-# error "the target CPU has no lwsync (e500v1/v2): configure --with-ppc-acquire=isync --with-ppc-wmb=eieio"
-#endif
+# if defined(__NO_LWSYNC__) && (FL_PPC_ACQUIRE_LWSYNC || FL_PPC_WMB_LWSYNC)
+#  error                                                                       \
+      "the target CPU has no lwsync (e500v1/v2): configure --with-ppc-acquire=isync --with-ppc-wmb=eieio"
+# endif
 
-#if defined(__powerpc64__) || FL_PPC_ACQUIRE_LWSYNC || FL_PPC_WMB_LWSYNC
-# define FL_PPC_LWSYNC "lwsync"
-#else
-# define FL_PPC_LWSYNC "sync"
-#endif
+# if defined(__powerpc64__) || FL_PPC_ACQUIRE_LWSYNC || FL_PPC_WMB_LWSYNC
+#  define FL_PPC_LWSYNC "lwsync"
+# else
+#  define FL_PPC_LWSYNC "sync"
+# endif
 
-#if FL_PPC_ACQUIRE_LWSYNC
-# define FL_PPC_ACQUIRE "lwsync"
-#else
-# define FL_PPC_ACQUIRE "isync"
-#endif
+# if FL_PPC_ACQUIRE_LWSYNC
+#  define FL_PPC_ACQUIRE "lwsync"
+# else
+#  define FL_PPC_ACQUIRE "isync"
+# endif
 
-#if FL_PPC_WMB_LWSYNC
-# define FL_PPC_WMB "lwsync"
-#else
-# define FL_PPC_WMB "eieio"
-#endif
+# if FL_PPC_WMB_LWSYNC
+#  define FL_PPC_WMB "lwsync"
+# else
+#  define FL_PPC_WMB "eieio"
+# endif
 
+/* clang-format off */
 #define FL_ARCH_ATOMICS_NAME                                                \
   "ppc asm, acquire " FL_PPC_ACQUIRE ", release " FL_PPC_LWSYNC             \
   ", wmb " FL_PPC_WMB
+/* clang-format on */
 
 /* The barrier strings spliced around each loop: before (release) and
  * after (acquire).  */
-#define FL_PPC_NONE ""
-#define FL_PPC_RELEASE FL_PPC_LWSYNC "\n"
-#define FL_PPC_ACQUIRE_AFTER "\n\t" FL_PPC_ACQUIRE
+# define FL_PPC_NONE ""
+# define FL_PPC_RELEASE FL_PPC_LWSYNC "\n"
+# define FL_PPC_ACQUIRE_AFTER "\n\t" FL_PPC_ACQUIRE
 
 /* %U/%X add the "u" or "x" the compiler's choice of address form needs
  * (update, indexed).  */
@@ -237,7 +242,7 @@ static inline int32_t fl_load_relaxed(const int32_t *p)
   return v;
 }
 
-#if FL_PPC_ACQUIRE_LWSYNC
+# if FL_PPC_ACQUIRE_LWSYNC
 /* lwsync: the load is performed before every later load and store.  */
 static inline int32_t fl_load_acquire(const int32_t *p)
 {
@@ -249,7 +254,7 @@ static inline int32_t fl_load_acquire(const int32_t *p)
                        : "memory");
   return v;
 }
-#else
+# else
 /* isync orders only what a branch before it depends on, and a plain lwz
  * feeds no branch.  Comparing the value with itself and branching on the
  * result (never taken: both ways lead to the next instruction) makes one
@@ -269,7 +274,7 @@ static inline int32_t fl_load_acquire(const int32_t *p)
                        : "cc", "memory");
   return v;
 }
-#endif
+# endif
 
 static inline void fl_store_relaxed(int32_t *p, int32_t v)
 {
@@ -280,8 +285,7 @@ static inline void fl_store_relaxed(int32_t *p, int32_t v)
  * store.  */
 static inline void fl_store_release(int32_t *p, int32_t v)
 {
-  __asm__ __volatile__(FL_PPC_RELEASE
-                       "\tstw%U0%X0 %1,%0"
+  __asm__ __volatile__(FL_PPC_RELEASE "\tstw%U0%X0 %1,%0"
                        : "=m"(*p)
                        : "r"(v)
                        : "memory");
@@ -289,6 +293,7 @@ static inline void fl_store_release(int32_t *p, int32_t v)
 
 /* old = *p; *p = old OP v (insn: add, or, and); retried until the
  * stwcx. keeps the reservation.  */
+/* clang-format off */
 #define FL_PPC_FETCH_OP(op, insn, order, before, after)                      \
   static inline int32_t fl_atomic_##op##_##order(int32_t *p, int32_t v)     \
   {                                                                         \
@@ -304,10 +309,12 @@ static inline void fl_store_release(int32_t *p, int32_t v)
                          : "cc", "memory");                                 \
     return old;                                                             \
   }
+/* clang-format on */
 
 /* A mismatch leaves by 2: without a stwcx., and past the acquire barrier.
  * The reservation it leaves behind is harmless: every stwcx. here follows
  * its own lwarx, and the kernel clears reservations on a context switch.  */
+/* clang-format off */
 #define FL_PPC_CMPXCHG(order, before, after)                                 \
   static inline int32_t fl_atomic_cmpxchg_##order(int32_t *p, int32_t old,  \
                                                   int32_t new_value)        \
@@ -326,7 +333,9 @@ static inline void fl_store_release(int32_t *p, int32_t v)
                          : "cc", "memory");                                 \
     return prev;                                                            \
   }
+/* clang-format on */
 
+/* clang-format off */
 #define FL_PPC_XCHG(order, before, after)                                    \
   static inline int32_t fl_atomic_xchg_##order(int32_t *p, int32_t v)      \
   {                                                                         \
@@ -341,6 +350,7 @@ static inline void fl_store_release(int32_t *p, int32_t v)
                          : "cc", "memory");                                 \
     return old;                                                             \
   }
+/* clang-format on */
 
 /* relaxed: no barrier.  acquire: FL_PPC_ACQUIRE after the loop, so no later
  * load or store is performed before the RMW.  release: FL_PPC_LWSYNC before
@@ -367,12 +377,12 @@ FL_PPC_XCHG(acquire, FL_PPC_NONE, FL_PPC_ACQUIRE_AFTER)
 FL_PPC_XCHG(release, FL_PPC_RELEASE, FL_PPC_NONE)
 FL_PPC_XCHG(acq_rel, FL_PPC_RELEASE, FL_PPC_ACQUIRE_AFTER)
 
-#undef FL_PPC_FETCH_OP
-#undef FL_PPC_CMPXCHG
-#undef FL_PPC_XCHG
-#undef FL_PPC_NONE
-#undef FL_PPC_RELEASE
-#undef FL_PPC_ACQUIRE_AFTER
+# undef FL_PPC_FETCH_OP
+# undef FL_PPC_CMPXCHG
+# undef FL_PPC_XCHG
+# undef FL_PPC_NONE
+# undef FL_PPC_RELEASE
+# undef FL_PPC_ACQUIRE_AFTER
 
 /* lwsync leaves store->load unordered: only sync forbids it.  */
 static inline void fl_smp_mb(void)
@@ -394,33 +404,33 @@ static inline void fl_smp_wmb(void)
 
 /* What this header provides (fallback.h derives add_negative from the
  * fetch-add: PowerPC has no flags from the loop to test).  */
-#define fl_load_relaxed fl_load_relaxed
-#define fl_load_acquire fl_load_acquire
-#define fl_store_relaxed fl_store_relaxed
-#define fl_store_release fl_store_release
-#define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
-#define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
-#define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
-#define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
-#define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
-#define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
-#define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
-#define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
-#define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
-#define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
-#define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
-#define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
-#define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
-#define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
-#define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
-#define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
-#define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
-#define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
-#define fl_atomic_xchg_release fl_atomic_xchg_release
-#define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
-#define fl_smp_mb fl_smp_mb
-#define fl_smp_rmb fl_smp_rmb
-#define fl_smp_wmb fl_smp_wmb
+# define fl_load_relaxed fl_load_relaxed
+# define fl_load_acquire fl_load_acquire
+# define fl_store_relaxed fl_store_relaxed
+# define fl_store_release fl_store_release
+# define fl_atomic_fetch_add_relaxed fl_atomic_fetch_add_relaxed
+# define fl_atomic_fetch_add_acquire fl_atomic_fetch_add_acquire
+# define fl_atomic_fetch_add_release fl_atomic_fetch_add_release
+# define fl_atomic_fetch_add_acq_rel fl_atomic_fetch_add_acq_rel
+# define fl_atomic_fetch_or_relaxed fl_atomic_fetch_or_relaxed
+# define fl_atomic_fetch_or_acquire fl_atomic_fetch_or_acquire
+# define fl_atomic_fetch_or_release fl_atomic_fetch_or_release
+# define fl_atomic_fetch_or_acq_rel fl_atomic_fetch_or_acq_rel
+# define fl_atomic_fetch_and_relaxed fl_atomic_fetch_and_relaxed
+# define fl_atomic_fetch_and_acquire fl_atomic_fetch_and_acquire
+# define fl_atomic_fetch_and_release fl_atomic_fetch_and_release
+# define fl_atomic_fetch_and_acq_rel fl_atomic_fetch_and_acq_rel
+# define fl_atomic_cmpxchg_relaxed fl_atomic_cmpxchg_relaxed
+# define fl_atomic_cmpxchg_acquire fl_atomic_cmpxchg_acquire
+# define fl_atomic_cmpxchg_release fl_atomic_cmpxchg_release
+# define fl_atomic_cmpxchg_acq_rel fl_atomic_cmpxchg_acq_rel
+# define fl_atomic_xchg_relaxed fl_atomic_xchg_relaxed
+# define fl_atomic_xchg_acquire fl_atomic_xchg_acquire
+# define fl_atomic_xchg_release fl_atomic_xchg_release
+# define fl_atomic_xchg_acq_rel fl_atomic_xchg_acq_rel
+# define fl_smp_mb fl_smp_mb
+# define fl_smp_rmb fl_smp_rmb
+# define fl_smp_wmb fl_smp_wmb
 
 #endif /* FL_ATOMICS_ASM */
 

@@ -59,6 +59,7 @@ static inline uint64_t fl_cycles(void)
  * signature is the 32-bit displacement of a "ud1 sig, %edi", so that
  * disassemblers see an instruction, not garbage.  */
 #if (defined(__x86_64__) && defined(__LP64__)) || defined(__i386__)
+/* clang-format off */
 # define FL_ARCH_RSEQ_ABORT                                                 \
   ".pushsection __rseq_failure, \"ax\"\n\t"                                 \
   ".byte 0x0f, 0xb9, 0x3d\n\t"                                              \
@@ -72,8 +73,10 @@ static inline uint64_t fl_cycles(void)
 # define FL_ARCH_RSEQ_TAKE_BODY                                             \
   "movl (%[base], %[off]), %[v]\n\t"                                        \
   "movl %[d], (%[base], %[off])\n"
+/* clang-format on */
 # if defined(__x86_64__)
 /* %rip-relative lea: position-independent, no relocation in .text.  */
+/* clang-format off */
 #  define FL_ARCH_RSEQ_CS(body, shift)                                      \
   ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
   ".balign 32\n"                                                            \
@@ -87,6 +90,7 @@ static inline uint64_t fl_cycles(void)
   body                                                                      \
   "2:\tmovq $0, 8(%[rs])\n\t"                                               \
   FL_ARCH_RSEQ_ABORT
+/* clang-format on */
 # else
 /* i386 has no %eip-relative addressing: the address comes from a call to
  * the next instruction and a pop (costing at worst one mispredicted
@@ -94,6 +98,7 @@ static inline uint64_t fl_cycles(void)
  * needs no relocation in .text, as an absolute address would.  rseq_cs is
  * 64 bits: the descriptor's address goes in the low word, the high word
  * stays the zero glibc put there.  */
+/* clang-format off */
 #  define FL_ARCH_RSEQ_CS(body, shift)                                      \
   ".pushsection __rseq_cs, \"aw\"\n\t"                                      \
   ".balign 32\n"                                                            \
@@ -109,11 +114,14 @@ static inline uint64_t fl_cycles(void)
   body                                                                      \
   "2:\tmovl $0, 8(%[rs])\n\t"                                               \
   FL_ARCH_RSEQ_ABORT
+/* clang-format on */
 # endif
+/* clang-format off */
 # define FL_ARCH_RSEQ_CONSTRAINTS(v_, off_, rs_, base_, d_)                 \
   : [v] "=&r"(v_), [off] "=&r"(off_)                                        \
   : [rs] "r"(rs_), [base] "r"(base_), [d] "ri"(d_)                          \
   : "memory", "cc"
+/* clang-format on */
 #endif
 
 /* ---- The atomics ---- */
@@ -157,10 +165,10 @@ static inline int32_t fl_x86_xadd(int32_t *p, int32_t v)
   return v;
 }
 
-#define fl_atomic_fetch_add_relaxed fl_x86_xadd
-#define fl_atomic_fetch_add_acquire fl_x86_xadd
-#define fl_atomic_fetch_add_release fl_x86_xadd
-#define fl_atomic_fetch_add_acq_rel fl_x86_xadd
+# define fl_atomic_fetch_add_relaxed fl_x86_xadd
+# define fl_atomic_fetch_add_acquire fl_x86_xadd
+# define fl_atomic_fetch_add_release fl_x86_xadd
+# define fl_atomic_fetch_add_acq_rel fl_x86_xadd
 
 /* Howells: LOCK XADD, then the sign of old + v (the flag the CPU would
  * set).  */
@@ -181,15 +189,15 @@ static inline int fl_x86_add_negative_sub(int32_t *p, int32_t v)
   return negative;
 }
 
-#if FL_X86_RELEASE_SUB
-# define fl_atomic_add_negative_acquire fl_x86_add_negative_sub
-# define fl_atomic_add_negative_release fl_x86_add_negative_sub
-# define FL_ARCH_ATOMICS_NAME "x86 asm, release lock sub; js"
-#else
-# define fl_atomic_add_negative_acquire fl_x86_add_negative_xadd
-# define fl_atomic_add_negative_release fl_x86_add_negative_xadd
-# define FL_ARCH_ATOMICS_NAME "x86 asm, release lock xadd"
-#endif
+# if FL_X86_RELEASE_SUB
+#  define fl_atomic_add_negative_acquire fl_x86_add_negative_sub
+#  define fl_atomic_add_negative_release fl_x86_add_negative_sub
+#  define FL_ARCH_ATOMICS_NAME "x86 asm, release lock sub; js"
+# else
+#  define fl_atomic_add_negative_acquire fl_x86_add_negative_xadd
+#  define fl_atomic_add_negative_release fl_x86_add_negative_xadd
+#  define FL_ARCH_ATOMICS_NAME "x86 asm, release lock xadd"
+# endif
 
 /* LOCK CMPXCHG: compares EAX with *p; on a match stores new_value, else
  * loads *p into EAX.  Either way EAX ends up holding what *p held.  Full
@@ -203,10 +211,10 @@ static inline int32_t fl_x86_cmpxchg(int32_t *p, int32_t old, int32_t new_value)
   return old;
 }
 
-#define fl_atomic_cmpxchg_relaxed fl_x86_cmpxchg
-#define fl_atomic_cmpxchg_acquire fl_x86_cmpxchg
-#define fl_atomic_cmpxchg_release fl_x86_cmpxchg
-#define fl_atomic_cmpxchg_acq_rel fl_x86_cmpxchg
+# define fl_atomic_cmpxchg_relaxed fl_x86_cmpxchg
+# define fl_atomic_cmpxchg_acquire fl_x86_cmpxchg
+# define fl_atomic_cmpxchg_release fl_x86_cmpxchg
+# define fl_atomic_cmpxchg_acq_rel fl_x86_cmpxchg
 
 /* XCHG with a memory operand is locked without a prefix: full barrier.  */
 static inline int32_t fl_x86_xchg(int32_t *p, int32_t v)
@@ -215,10 +223,10 @@ static inline int32_t fl_x86_xchg(int32_t *p, int32_t v)
   return v;
 }
 
-#define fl_atomic_xchg_relaxed fl_x86_xchg
-#define fl_atomic_xchg_acquire fl_x86_xchg
-#define fl_atomic_xchg_release fl_x86_xchg
-#define fl_atomic_xchg_acq_rel fl_x86_xchg
+# define fl_atomic_xchg_relaxed fl_x86_xchg
+# define fl_atomic_xchg_acquire fl_x86_xchg
+# define fl_atomic_xchg_release fl_x86_xchg
+# define fl_atomic_xchg_acq_rel fl_x86_xchg
 
 /* Store->load ordering needs a serialising instruction.  A locked add of
  * zero to the top of the stack is one, and is cheaper than MFENCE on most
@@ -226,11 +234,11 @@ static inline int32_t fl_x86_xchg(int32_t *p, int32_t v)
  * x86_64 red zone, as it was.  */
 static inline void fl_smp_mb(void)
 {
-#if defined(__x86_64__)
+# if defined(__x86_64__)
   __asm__ __volatile__("lock addl $0, -4(%%rsp)" : : : "memory", "cc");
-#else
+# else
   __asm__ __volatile__("lock addl $0, -4(%%esp)" : : : "memory", "cc");
-#endif
+# endif
 }
 
 /* TSO already keeps loads in order and stores in order: only the compiler
@@ -249,13 +257,13 @@ static inline void fl_smp_wmb(void)
 /* What this header provides besides the aliases above.  fetch_or and
  * fetch_and are fallback.h's loops on LOCK CMPXCHG: LOCK OR and LOCK AND
  * cannot return the old value, and LOCK BTS sets one bit only.  */
-#define fl_load_relaxed fl_load_relaxed
-#define fl_load_acquire fl_load_acquire
-#define fl_store_relaxed fl_store_relaxed
-#define fl_store_release fl_store_release
-#define fl_smp_mb fl_smp_mb
-#define fl_smp_rmb fl_smp_rmb
-#define fl_smp_wmb fl_smp_wmb
+# define fl_load_relaxed fl_load_relaxed
+# define fl_load_acquire fl_load_acquire
+# define fl_store_relaxed fl_store_relaxed
+# define fl_store_release fl_store_release
+# define fl_smp_mb fl_smp_mb
+# define fl_smp_rmb fl_smp_rmb
+# define fl_smp_wmb fl_smp_wmb
 
 #endif /* FL_ATOMICS_ASM */
 

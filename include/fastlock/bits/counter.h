@@ -82,8 +82,9 @@ static inline struct fl_counter_core *fl_counter_core(const fl_counter_t *c)
 {
   if (c->strategy == FL_COUNTER_PERCPU_ATOMIC
       || c->strategy == FL_COUNTER_PERCPU_RSEQ)
-    return (struct fl_counter_core *)(uintptr_t)(
-        c->slots + ((uint64_t)c->nslots << FL_COUNTER_SLOT_SHIFT));
+    return (struct fl_counter_core *)(uintptr_t)(c->slots
+                                                 + ((uint64_t)c->nslots
+                                                    << FL_COUNTER_SLOT_SHIFT));
   return (struct fl_counter_core *)(uintptr_t)&c->core;
 }
 
@@ -102,8 +103,8 @@ static inline struct rseq *fl_counter_rseq_area(void)
 static inline uint32_t fl_counter_cpu(const fl_counter_t *c)
 {
 #if FL_COUNTER_RSEQ_AREA
-  uint32_t cpu = __atomic_load_n(&fl_counter_rseq_area()->cpu_id,
-                                 __ATOMIC_RELAXED);
+  uint32_t cpu =
+      __atomic_load_n(&fl_counter_rseq_area()->cpu_id, __ATOMIC_RELAXED);
   if (cpu < c->nslots)
     return cpu;
 #endif
@@ -153,9 +154,9 @@ static inline int32_t fl_counter_rseq_add(struct rseq *rs, uint64_t slots,
   int32_t v;
   uintptr_t off;
 
-  __asm__ __volatile__(FL_ARCH_RSEQ_CS(FL_ARCH_RSEQ_ADD_BODY,
-                                       FL_COUNTER_SLOT_SHIFT)
-                       FL_ARCH_RSEQ_CONSTRAINTS(v, off, rs, base, delta));
+  __asm__ __volatile__(
+      FL_ARCH_RSEQ_CS(FL_ARCH_RSEQ_ADD_BODY, FL_COUNTER_SLOT_SHIFT)
+          FL_ARCH_RSEQ_CONSTRAINTS(v, off, rs, base, delta));
   return v;
 }
 
@@ -166,9 +167,9 @@ static inline int32_t fl_counter_rseq_take(struct rseq *rs, uint64_t slots)
   int32_t v, zero = 0;
   uintptr_t off;
 
-  __asm__ __volatile__(FL_ARCH_RSEQ_CS(FL_ARCH_RSEQ_TAKE_BODY,
-                                       FL_COUNTER_SLOT_SHIFT)
-                       FL_ARCH_RSEQ_CONSTRAINTS(v, off, rs, base, zero));
+  __asm__ __volatile__(
+      FL_ARCH_RSEQ_CS(FL_ARCH_RSEQ_TAKE_BODY, FL_COUNTER_SLOT_SHIFT)
+          FL_ARCH_RSEQ_CONSTRAINTS(v, off, rs, base, zero));
   return v;
 }
 #endif /* FL_COUNTER_RSEQ_ASM */
@@ -200,8 +201,8 @@ static inline void fl_counter_add(fl_counter_t *c, int64_t delta)
   if (fl_counter_in_batch(delta)) {
 #if FL_COUNTER_RSEQ_ASM
     if (strategy == FL_COUNTER_PERCPU_RSEQ) {
-      int32_t v = fl_counter_rseq_add(fl_counter_rseq_area(), c->slots,
-                                      (int32_t)delta);
+      int32_t v =
+          fl_counter_rseq_add(fl_counter_rseq_area(), c->slots, (int32_t)delta);
       if (!fl_counter_slot_in_batch(v))
         fl_counter_fold_slowpath(c, 0, v);
       return;
@@ -209,8 +210,8 @@ static inline void fl_counter_add(fl_counter_t *c, int64_t delta)
 #endif
     if (strategy == FL_COUNTER_PERCPU_ATOMIC) {
       uint32_t cpu = fl_counter_cpu(c);
-      int32_t old = fl_atomic_fetch_add_relaxed(fl_counter_slot(c, cpu),
-                                                (int32_t)delta);
+      int32_t old =
+          fl_atomic_fetch_add_relaxed(fl_counter_slot(c, cpu), (int32_t)delta);
       int32_t v = (int32_t)((uint32_t)old + (uint32_t)delta);
       if (!fl_counter_slot_in_batch(v))
         fl_counter_fold_slowpath(c, cpu, v);

@@ -59,11 +59,11 @@ extern "C" {
 #endif
 
 /* The count word, as far as the fastpaths need it.  */
-#define FL_RWSEM_WRITER 0x1            /* a writer holds the lock */
-#define FL_RWSEM_WPEND 0x2             /* a writer waits: new readers wait */
+#define FL_RWSEM_WRITER 0x1 /* a writer holds the lock */
+#define FL_RWSEM_WPEND 0x2  /* a writer waits: new readers wait */
 #define FL_RWSEM_READER_SHIFT 14
 #define FL_RWSEM_READER (1 << FL_RWSEM_READER_SHIFT)
-#define FL_RWSEM_SLOW INT32_MIN        /* a waiter's flag is up */
+#define FL_RWSEM_SLOW INT32_MIN /* a waiter's flag is up */
 /* down_read leaves its fastpath if the word it added to had a writer, a
  * waiting writer, or 0x8000 readers or more (bits 29 and 30: the library
  * tells a full field from a busy one).  */
@@ -105,7 +105,7 @@ struct fl_rwsem_thread {
   int32_t *bias_row;
 };
 FL_EXPORT extern __thread struct fl_rwsem_thread fl_rwsem_thread
-  __attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec")));
 
 /* old: the count word before the fastpath's atomic.  */
 FL_EXPORT int fl_rwsem_down_read_slowpath(fl_rwsem_t *s, int32_t old, int how);
@@ -178,7 +178,7 @@ static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
    * came back released (the restorer's release of the bias word).  */
   if (__builtin_expect((fl_load_acquire(&s->bias) & FL_RWSEM_BIAS_ON) != 0, 1))
     return 0;
-  return fl_rwsem_biased_retreat(s, how);   /* it clears the slot */
+  return fl_rwsem_biased_retreat(s, how); /* it clears the slot */
 }
 
 /* up_read of a READ_BIAS lock: a plain release store empties the home
@@ -190,7 +190,7 @@ static inline int fl_rwsem_bias_up_read(fl_rwsem_t *s)
 {
   int32_t *row = fl_rwsem_thread.bias_row;
 
-  if (row != NULL) {   /* (none while a tool watches) */
+  if (row != NULL) { /* (none while a tool watches) */
     int32_t id = fl_load_relaxed(&s->bias_id);
     int32_t *e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
     if (fl_load_relaxed(e) == id) {
@@ -228,8 +228,9 @@ static inline int fl_rwsem_raw_down_write(fl_rwsem_t *s, int how)
    * thread does not know its TID (free_count is FL_RWSEM_NO_TID then).  */
   if (__builtin_expect(fl_atomic_cmpxchg_acquire(&s->count,
                                                  fl_rwsem_thread.free_count,
-                                                 FL_RWSEM_WRITER) !=
-                       fl_rwsem_thread.free_count, 0))
+                                                 FL_RWSEM_WRITER)
+                           != fl_rwsem_thread.free_count,
+                       0))
     return fl_rwsem_down_write_slowpath(s, how);
   /* Only the holder writes owner; others read it only to compare it with
    * their own TID, so a plain store does.  */
@@ -248,8 +249,8 @@ static inline int fl_rwsem_raw_up_write(fl_rwsem_t *s)
   fl_store_relaxed(&s->owner, 0);
   /* Release (it also keeps the owner store before the unlock).  Negative:
    * SLOW, a waiter's flag is up.  */
-  if (__builtin_expect(fl_atomic_add_negative_release(&s->count,
-                                                      -FL_RWSEM_WRITER), 0))
+  if (__builtin_expect(
+          fl_atomic_add_negative_release(&s->count, -FL_RWSEM_WRITER), 0))
     return fl_rwsem_up_write_slowpath(s);
   return 0;
 }

@@ -70,7 +70,8 @@ static inline int fl_spin_unlock_inline(fl_spinlock_t *l)
 {
   if (FL_TOOLS_ALWAYS)
     return (fl_spin_unlock)(l);
-  if (__builtin_expect(((fl_load_relaxed(&l->word) ^ 1) | FL_TOOLS_ACTIVE) != 0, 0))
+  if (__builtin_expect(((fl_load_relaxed(&l->word) ^ 1) | FL_TOOLS_ACTIVE) != 0,
+                       0))
     return fl_spin_unlock_slowpath(l);
   fl_store_release(&l->word, 0);
   return 0;
@@ -126,7 +127,8 @@ static inline int32_t fl_ticket_attempt(fl_ticketlock_t *l)
 
 static inline uint32_t fl_ticket_unserved(int32_t old)
 {
-  return (((uint32_t)old >> FL_TICKET_NEXT_SHIFT) ^ (uint32_t)old) & FL_TICKET_MASK;
+  return (((uint32_t)old >> FL_TICKET_NEXT_SHIFT) ^ (uint32_t)old)
+         & FL_TICKET_MASK;
 }
 
 static inline int fl_ticket_lock_inline(fl_ticketlock_t *l)
@@ -136,7 +138,8 @@ static inline int fl_ticket_lock_inline(fl_ticketlock_t *l)
   if (FL_TOOLS_ALWAYS)
     return (fl_ticket_lock)(l);
   old = fl_ticket_attempt(l);
-  if (__builtin_expect((fl_ticket_unserved(old) | (uint32_t)FL_TOOLS_ACTIVE) == 0, 1))
+  if (__builtin_expect(
+          (fl_ticket_unserved(old) | (uint32_t)FL_TOOLS_ACTIVE) == 0, 1))
     return 0;
   return fl_ticket_lock_slowpath(l, old);
 }
@@ -155,7 +158,8 @@ static inline int fl_ticket_trylock_inline(fl_ticketlock_t *l)
   if (fl_ticket_unserved((int32_t)v) != 0)
     return EBUSY;
   lost = fl_atomic_cmpxchg_acquire(&l->word, (int32_t)v,
-                                   (int32_t)(v + FL_TICKET_NEXT_ONE)) != (int32_t)v;
+                                   (int32_t)(v + FL_TICKET_NEXT_ONE))
+         != (int32_t)v;
   if (__builtin_expect((lost | FL_TOOLS_ACTIVE) == 0, 1))
     return 0;
   return fl_ticket_trylock_slowpath(l, lost);
@@ -177,10 +181,13 @@ static inline int fl_ticket_unlock_inline(fl_ticketlock_t *l)
   if (FL_TOOLS_ALWAYS)
     return (fl_ticket_unlock)(l);
   v = (uint32_t)fl_load_relaxed(&l->word);
-  if (__builtin_expect(((((v & (FL_TICKET_MASK | FL_TICKET_PENDING)) + 1) ^
-                         ((v >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK)) |
-                        (uint32_t)FL_TOOLS_ACTIVE) == 0, 1) &&
-      fl_atomic_cmpxchg_release(&l->word, (int32_t)v, (int32_t)(v + 1)) == (int32_t)v)
+  if (__builtin_expect(((((v & (FL_TICKET_MASK | FL_TICKET_PENDING)) + 1)
+                         ^ ((v >> FL_TICKET_NEXT_SHIFT) & FL_TICKET_MASK))
+                        | (uint32_t)FL_TOOLS_ACTIVE)
+                           == 0,
+                       1)
+      && fl_atomic_cmpxchg_release(&l->word, (int32_t)v, (int32_t)(v + 1))
+             == (int32_t)v)
     return 0;
   return fl_ticket_unlock_slowpath(l);
 }
@@ -267,7 +274,8 @@ static inline int fl_qspin_unlock_inline(fl_qspinlock_t *l)
   if (FL_TOOLS_ALWAYS)
     return (fl_qspin_unlock)(l);
   locked = (int32_t)FL_QSPIN_LOCKED + FL_TOOLS_ACTIVE;
-  if (__builtin_expect(fl_atomic_cmpxchg_release(&l->word, locked, 0) == locked, 1))
+  if (__builtin_expect(fl_atomic_cmpxchg_release(&l->word, locked, 0) == locked,
+                       1))
     return 0;
   return fl_qspin_unlock_slowpath(l);
 }
