@@ -20,11 +20,11 @@
  *   NREADERS, NWRITERS  the instance: 1 or 2 of each (default 2 and 2).
  *   CAS_FAIR       a waiter's read of the count and its CAS are one step
  *                  (progress runs: a retried CAS eventually succeeds).
- *   PROPOSED       the two changes doc/models.md proposes: a wake of the
+ *   PROPOSED       the change doc/models.md discusses: a wake of the
  *                  writers leaves WPEND up even when FUTEX_WAKE woke none
- *                  (a stale WPEND ends by a reader's T9 lease), and T7
- *                  leaves an empty turn to the T9 lease instead of ending
- *                  it when its FUTEX_WAKE woke nobody.
+ *                  (a stale WPEND ends by a reader's T9 lease).  (Its
+ *                  other change, T7 leaving an empty turn to the T9
+ *                  lease, is now the C's and the model's default.)
  *   LEASE_ASSUMED  T9 only when no live admitted reader is still on its
  *                  way in (the lease outlasts a reader's wake-to-entry
  *                  time); used by the progress runs.  Without it T9 may
@@ -39,6 +39,11 @@
  *   BUG_WAKE_ONE   negative control, defect 2: a releaser grants the lock
  *                  to one waiting writer and FUTEX_WAKE(1)s an arbitrary
  *                  sleeping writer, which may not claim it.
+ *   BUG_END_EMPTY_TURN  negative control for reader progress: T7 ends
+ *                  the readers' turn at once when its FUTEX_WAKE woke
+ *                  nobody (the C before 2026-12-01; it hung test-rwsem
+ *                  under qemu-mipsel), so a reader on its way to sleep
+ *                  loses every turn to a writer that keeps coming back.
  */
 
 /* The count word.  The C puts READER at bit 14 and SLOW at bit 31; the
@@ -501,7 +506,10 @@ T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
            :: ok ->
               ok = false;
               bump_rseq(); wake_readers(n);
-#ifndef PROPOSED
+              /* An empty turn is left to the T9 lease, even when the
+               * wake found nobody asleep: a reader between setting
+               * RWAIT and sleeping is still on its way in.  */
+#ifdef BUG_END_EMPTY_TURN
               if
               :: n == 0 ->               /* nobody asleep: end the turn */
                  do
