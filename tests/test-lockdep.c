@@ -3,7 +3,8 @@
  * Each test runs in a forked child (Check's default) with the checker
  * enabled and its standard error sent to a file, then looks at what the
  * checker said: the seeded ABBA and ABC cycles and each misuse must be
- * reported, consistent nesting and a 4-thread torture must not.  */
+ * reported, consistent nesting and a 4-thread torture must not.  The
+ * same for the IPC mutexes, taken by fl_ipc_wait_any and _all.  */
 #include "config.h"
 
 #include <check.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fastlock/ipc.h>
 #include <fastlock/lockdep.h>
 #include <fastlock/rwsem.h>
 #include <fastlock/spinlock.h>
@@ -49,6 +51,45 @@ static const char *checker_said(void)
   fclose(f);
   unlink(errfile);
   return said;
+}
+
+/* IPC: a region of this process's own, with two mutexes, A and B.  */
+static fl_ipc_t *region;
+static fl_ipc_obj_t ma, mb;
+
+static void ipc_setup(void)
+{
+  char name[64];
+
+  snprintf(name, sizeof name, "/fl-test-lockdep-%ld", (long)getpid());
+  ck_assert_int_eq(fl_ipc_create(name, 4, 2, &region), 0);
+  ck_assert_int_eq(fl_ipc_unlink(name), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(region, NULL, 0, &ma), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(region, NULL, 0, &mb), 0);
+}
+
+static void ipc_take(fl_ipc_obj_t m)
+{
+  uint32_t index;
+
+  ck_assert_int_eq(
+      fl_ipc_wait_any(region, 1, &m, CLOCK_MONOTONIC, NULL, &index), 0);
+}
+
+/* Take x then y (each waited for alone), and give them back.  */
+static void ipc_nest(fl_ipc_obj_t x, fl_ipc_obj_t y)
+{
+  ipc_take(x);
+  ipc_take(y);
+  ck_assert_int_eq(fl_ipc_mutex_release(region, y, NULL), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(region, x, NULL), 0);
+}
+
+static void *ipc_nest_ba(void *unused)
+{
+  (void)unused;
+  ipc_nest(mb, ma);
+  return NULL;
 }
 
 static int count(const char *text, const char *what)
@@ -325,6 +366,62 @@ static void *torture(void *arg)
   return NULL;
 }
 
+START_TEST(ipc_abba_is_reported)
+{
+  pthread_t t;
+  const char *out;
+
+  ipc_setup();
+  ipc_nest(ma, mb);
+  ck_assert_int_eq(pthread_create(&t, NULL, ipc_nest_ba, NULL), 0);
+  ck_assert_int_eq(pthread_join(t, NULL), 0);
+  ck_assert_int_eq(fl_ipc_close(region), 0);
+  out = checker_said();
+  ck_assert_int_eq(count(out, "fastlock: possible deadlock"), 1);
+  ck_assert_ptr_nonnull(strstr(out, "fl_ipc mutex"));
+}
+END_TEST
+
+START_TEST(ipc_consistent_use_is_not_reported)
+{
+  fl_ipc_obj_t both[2];
+  uint64_t abandoned;
+
+  ipc_setup();
+  both[0] = ma;
+  both[1] = mb;
+  /* A then B, twice, one of them with A taken recursively; then both at
+   * once (no order between them); then B alone.  */
+  ipc_nest(ma, mb);
+  ipc_take(ma);
+  ipc_nest(ma, mb);
+  ck_assert_int_eq(fl_ipc_mutex_release(region, ma, NULL), 0);
+  ck_assert_int_eq(
+      fl_ipc_wait_all(region, 2, both, CLOCK_MONOTONIC, NULL, &abandoned), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(region, ma, NULL), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(region, mb, NULL), 0);
+  ipc_take(mb);
+  ck_assert_int_eq(fl_ipc_mutex_release(region, mb, NULL), 0);
+  ck_assert_int_eq(fl_ipc_close(region), 0);
+  ck_assert_str_eq(checker_said(), "");
+  ck_assert_int_eq((int)fl_lockdep_reports(), 0);
+}
+END_TEST
+
+START_TEST(ipc_release_not_held_is_reported)
+{
+  ipc_setup();
+  /* Once taken and given back (the checker knows a lock it saw taken),
+   * then given back again.  */
+  ipc_take(ma);
+  ck_assert_int_eq(fl_ipc_mutex_release(region, ma, NULL), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(region, ma, NULL), EPERM);
+  ck_assert_int_eq(fl_ipc_close(region), 0);
+  ck_assert_int_eq(
+      count(checker_said(), "fastlock: release of a lock not held"), 1);
+}
+END_TEST
+
 START_TEST(torture_reports_nothing)
 {
   pthread_t t[4];
@@ -356,6 +453,9 @@ int main(void)
   tcase_add_test(tc, torture_reports_nothing);
   tcase_add_test(tc, rwsem_abba_is_reported);
   tcase_add_test(tc, recursive_read_while_a_writer_waits_is_reported);
+  tcase_add_test(tc, ipc_abba_is_reported);
+  tcase_add_test(tc, ipc_consistent_use_is_not_reported);
+  tcase_add_test(tc, ipc_release_not_held_is_reported);
   suite_add_tcase(s, tc);
   return fl_check_run(s);
 }

@@ -4,7 +4,9 @@
  * A correct program: WORKERS threads bump one plain int, guarded by the
  * fastlock primitive PRIMITIVE (each lock type and mode, every way of
  * taking it), or add to a fastlock counter of each strategy while
- * another thread reads it.  Compiled against the public headers only and
+ * another thread reads it, or wait for an IPC object (a mutex, a
+ * semaphore of one, an auto-reset event, or a mutex and a semaphore at
+ * once) in a region of its own.  Compiled against the public headers only and
  * linked with libfastlock as installed, it must draw no report from any
  * of the three tools (tools/check-valgrind, tools/check-tsan).
  *
@@ -20,8 +22,10 @@
 #include <time.h>
 
 #include <fastlock/counter.h>
+#include <fastlock/ipc.h>
 #include <fastlock/rwsem.h>
 #include <fastlock/spinlock.h>
+#include <unistd.h>
 
 #define WORKERS 2
 #define ROUNDS 200
@@ -35,6 +39,11 @@ static fl_spinlock_t spin = FL_SPINLOCK_INITIALIZER;
 static fl_ticketlock_t ticket;
 static fl_qspinlock_t qspin;
 static fl_counter_t counter;
+/* The IPC rows: one region in this process, one object (and a second
+ * for ipc-wait-all), waited for by the workers as threads of one client. */
+static fl_ipc_t *region;
+static char region_name[64];
+static fl_ipc_obj_t ipc_obj[2];
 
 static void fail(const char *what, int rc)
 {
@@ -150,9 +159,52 @@ static int is_counter(void)
   return strncmp(primitive, "counter-", 8) == 0;
 }
 
+/* Take the IPC object(s), as fl_ipc_wait_any or _all does, and give
+ * them back as their type is given back.  */
+static void ipc_release(fl_ipc_obj_t obj)
+{
+  int type;
+
+  check("fl_ipc_obj_type", fl_ipc_obj_type(region, obj, &type));
+  if (type == FL_IPC_MUTEX)
+    check("fl_ipc_mutex_release", fl_ipc_mutex_release(region, obj, NULL));
+  else if (type == FL_IPC_SEM)
+    check("fl_ipc_sem_release", fl_ipc_sem_release(region, obj, 1, NULL));
+  else
+    check("fl_ipc_event_set", fl_ipc_event_set(region, obj, NULL));
+}
+
+static void ipc_round(int r)
+{
+  struct timespec t = soon();
+  uint32_t index;
+
+  if (is("ipc-wait-all")) {
+    check("fl_ipc_wait_all",
+          fl_ipc_wait_all(region, 2, ipc_obj, CLOCK_MONOTONIC, NULL, NULL));
+    guarded++;
+    if (r % 8 == 0)
+      sched_yield();
+    ipc_release(ipc_obj[1]);
+    ipc_release(ipc_obj[0]);
+    return;
+  }
+  /* Every other round with a deadline, the others without; now and then
+   * the holder lets the other worker run, which then sleeps on the
+   * object until it is given back (the grant path).  */
+  check("fl_ipc_wait_any", fl_ipc_wait_any(region, 1, ipc_obj, CLOCK_MONOTONIC,
+                                           r % 2 ? &t : NULL, &index));
+  guarded++;
+  if (r % 8 == 0)
+    sched_yield();
+  ipc_release(ipc_obj[0]);
+}
+
 static void guarded_round(int r)
 {
-  if (strncmp(primitive, "rwsem", 5) == 0)
+  if (strncmp(primitive, "ipc-", 4) == 0)
+    ipc_round(r);
+  else if (strncmp(primitive, "rwsem", 5) == 0)
     rwsem_round(r);
   else if (is("spin"))
     SPIN_ROUND(fl_spin_lock, fl_spin_trylock, fl_spin_unlock, &spin, r);
@@ -193,6 +245,30 @@ static void *reader(void *unused)
   return v < 0 ? &counter : NULL;
 }
 
+/* A region of our own, its name unlinked at once (the mapping stays),
+ * and the row's object(s).  */
+static void set_up_ipc(void)
+{
+  snprintf(region_name, sizeof region_name, "/fl-tools-program-%ld",
+           (long)getpid());
+  check("fl_ipc_create", fl_ipc_create(region_name, 4, 2, &region));
+  check("fl_ipc_unlink", fl_ipc_unlink(region_name));
+  if (is("ipc-mutex") || is("ipc-wait-all"))
+    check("fl_ipc_mutex_create",
+          fl_ipc_mutex_create(region, NULL, 0, &ipc_obj[0]));
+  else if (is("ipc-sem"))
+    check("fl_ipc_sem_create",
+          fl_ipc_sem_create(region, NULL, 1, 1, &ipc_obj[0]));
+  else if (is("ipc-event"))
+    check("fl_ipc_event_create",
+          fl_ipc_event_create(region, NULL, 0, 1, &ipc_obj[0]));
+  else
+    fail("unknown IPC row", EINVAL);
+  if (is("ipc-wait-all"))
+    check("fl_ipc_sem_create",
+          fl_ipc_sem_create(region, NULL, 1, 1, &ipc_obj[1]));
+}
+
 static void set_up(void)
 {
   static const struct {
@@ -215,6 +291,10 @@ static void set_up(void)
   };
   size_t i;
 
+  if (strncmp(primitive, "ipc-", 4) == 0) {
+    set_up_ipc();
+    return;
+  }
   for (i = 0; i < sizeof rwsems / sizeof rwsems[0]; i++)
     if (is(rwsems[i].name)) {
       check("fl_rwsem_init", fl_rwsem_init(&rwsem, rwsems[i].flags));
@@ -239,7 +319,8 @@ static void set_up(void)
   }
   fprintf(stderr, "usage: tools-program rwsem|rwsem-reader|rwsem-writer|"
                   "rwsem-bias|spin|ticket|qspin|counter-shared|counter-percpu|"
-                  "counter-rseq|counter-sigsafe [race]\n");
+                  "counter-rseq|counter-sigsafe|ipc-mutex|ipc-sem|ipc-event|"
+                  "ipc-wait-all [race]\n");
   exit(2);
 }
 
@@ -274,6 +355,10 @@ int main(int argc, char **argv)
   }
   if (!race && guarded != want)
     fail("guarded total", EINVAL);
+  if (region != NULL) {
+    check("fl_ipc_close", fl_ipc_close(region));
+    return 0;
+  }
   if (strncmp(primitive, "rwsem", 5) == 0)
     check("fl_rwsem_destroy", fl_rwsem_destroy(&rwsem));
   else if (is("ticket"))

@@ -60,6 +60,8 @@
 #define FL_IPC_LOG_MAX 1024u  /* > the largest section between checkpoints */
 #define FL_IPC_REPORT_MAX 14u /* abandoned mutexes kept per dead client */
 #define FL_IPC_WAITS_PER_CLIENT 4u
+/* What the lock-order checker calls an IPC mutex (its class's kind).  */
+#define FL_IPC_LOCKDEP_KIND "fl_ipc mutex"
 
 /* The header.  magic is written last by fl_ipc_format (a release store),
  * so a process that sees it sees a formatted region.  */

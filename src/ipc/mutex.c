@@ -8,10 +8,15 @@
  *                           acquirer told EOWNERDEAD (exactly once)
  *   owned by T, c = k       T acquires -> k + 1; T releases -> k - 1, free
  *                           at 0; T's process dies or is cut off ->
- *                           abandoned (supervise.c)  */
+ *                           abandoned (supervise.c)
+ *
+ * The lock-order checker hears of a release that frees the mutex, and of
+ * one that fails with EPERM (a release of a lock not held), after the
+ * region lock; of acquisitions, from wait.c.  */
 #include "config.h"
 
 #include "ipc/ipc-internal.h"
+#include "lockdep/lockdep.h"
 
 #include <errno.h>
 
@@ -34,7 +39,7 @@ int fl_ipc_mutex_release(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *prev)
 {
   struct fl_ipc_object *o;
   uint32_t i;
-  int rc;
+  int rc, freed = 0;
 
   if ((rc = fl_ipc_enter_object(r, mutex, FL_IPC_MUTEX, &i)) != 0)
     return rc;
@@ -49,9 +54,12 @@ int fl_ipc_mutex_release(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *prev)
       fl_ipc_set(r, &o->a, 0);
       fl_ipc_set(r, &o->b, 0);
       fl_ipc_wake_scan(r);
+      freed = 1;
     }
   }
   fl_ipc_unlock(r);
+  if (freed || rc == EPERM)
+    fl_lockdep_release(o);
   return rc;
 }
 

@@ -29,10 +29,21 @@
  * gives up (ETIMEDOUT, nothing acquired); WAITING otherwise probes the
  * mutex owners again and sleeps again.  A waker and a timing-out waiter
  * are ordered by the lock, so a wait either succeeds or times out, never
- * both; a waiter's death leaves a slot that the clean-up frees.  */
+ * both; a waiter's death leaves a slot that the clean-up frees.
+ *
+ * The lock-order checker (src/lockdep/, when it is on) hears of each
+ * mutex a wait took anew (recursion 1: not a recursive acquisition),
+ * after the wait, outside the region lock: a wait for one object as a
+ * lock waited for, so that the order of locks taken one after another is
+ * checked; a wait on several objects as a lock taken without waiting
+ * (which of several a wait-any takes, or that a wait-all takes all at
+ * once, is no order the checker can hold against another).  Before each
+ * sleep the checker checks that no spinlock is held.  fl_ipc_mutex_release
+ * tells it of the release (mutex.c).  */
 #include "config.h"
 
 #include "ipc/ipc-internal.h"
+#include "lockdep/lockdep.h"
 #include "sys/clock.h"
 #include "sys/futex.h"
 
@@ -220,6 +231,33 @@ static void nap(const struct fl_ipc_wait *w, clockid_t clock,
   fl_futex_wait(&w->state, FL_IPC_WAIT_WAITING, 1, CLOCK_MONOTONIC, &until);
 }
 
+/* The mutexes among idx[0..n) that a successful wait took anew (wait-any:
+ * the one at result), for the checker; under the region lock.  */
+static uint32_t taken_anew(fl_ipc_t *r, const uint32_t *idx, uint32_t n,
+                           int all, uint32_t result,
+                           const struct fl_ipc_object **out)
+{
+  const struct fl_ipc_object *objects = fl_ipc_objects(r);
+  uint32_t i, k = 0;
+
+  for (i = 0; i < n; i++) {
+    const struct fl_ipc_object *o = &objects[idx[i]];
+    if ((all || i == result) && o->type == FL_IPC_MUTEX && o->c == 1)
+      out[k++] = o;
+  }
+  return k;
+}
+
+static void tell_checker(const struct fl_ipc_object **taken, uint32_t k,
+                         uint32_t n)
+{
+  uint32_t i;
+
+  for (i = 0; i < k; i++)
+    fl_lockdep_acquire(taken[i], FL_IPC_LOCKDEP_KIND,
+                       n == 1 ? 0u : FL_LOCKDEP_TRY);
+}
+
 static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
                         int all, clockid_t clock,
                         const struct timespec *abstime, uint32_t *index,
@@ -228,6 +266,8 @@ static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
   struct fl_ipc_hdr *h;
   struct fl_ipc_wait *w;
   uint32_t idx[FL_IPC_WAIT_MAX], i, k, tid, ticket, result, abandoned;
+  const struct fl_ipc_object *taken[FL_IPC_WAIT_MAX];
+  uint32_t ntaken = 0;
   int rc;
 
   if (r == NULL || objs == NULL || n == 0
@@ -280,6 +320,7 @@ static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
   fl_ipc_set(r, &w->state, FL_IPC_WAIT_WAITING);
   for (;;) {
     fl_ipc_unlock(r);
+    fl_lockdep_wait();
     nap(w, clock, abstime);
     /* ENOTCONN: cut off; the clean-up has cancelled the slot and dropped
      * our references, and it is no longer ours to touch.  */
@@ -306,8 +347,11 @@ done:
   if (all && mask != NULL)
     *mask = (uint64_t)result << 32 | abandoned;
   rc = abandoned != 0 || (all && result != 0) ? EOWNERDEAD : 0;
+  if (fl_lockdep_enabled())
+    ntaken = taken_anew(r, idx, n, all, result, taken);
 out:
   fl_ipc_unlock(r);
+  tell_checker(taken, ntaken, n);
   return rc;
 }
 
