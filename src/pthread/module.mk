@@ -11,7 +11,7 @@ libfastlock_pthread_la_SOURCES = src/pthread/internal.h src/pthread/self.c \
 	src/pthread/mutex.h src/pthread/mutex.c src/pthread/robust.c \
 	src/pthread/cond.c src/pthread/rwlock.h src/pthread/rwlock.c \
 	src/pthread/attrs.c src/pthread/spin.c src/pthread/sem.h \
-	src/pthread/sem.c src/pthread/sem-named.c
+	src/pthread/sem.c src/pthread/sem-named.c src/pthread/tsan.c
 libfastlock_pthread_la_LIBADD = libfastlock-core.la
 libfastlock_pthread_la_LDFLAGS = -version-info 0:0:0 -no-undefined \
 	-export-symbols-regex '^(pthread_|sem_)'
@@ -22,7 +22,7 @@ EXTRA_DIST += fastlock-pthread.pc.in
 # checks that the functions it calls are bound to the drop-in.  They are
 # not among fl_unit_tests, which check-helgrind, check-drd and check-tsan
 # run under the tools: they misuse locks on purpose (EPERM, EDEADLK), and
-# a TSan program's own interceptors would shadow the drop-in.  The drop-in
+# the drop-in refuses to run in a TSan program (src/pthread/tsan.c).  The drop-in
 # under helgrind and drd is tests/test-pthread-valgrind.sh.
 fl_pthread_tests =
 fl_pthread_test_ldadd = libfastlock-pthread.la tests/libfl-check.la $(CHECK_LIBS)
@@ -95,6 +95,12 @@ if !FL_CROSS
 TESTS += tests/test-pthread-lockdep.sh
 endif
 EXTRA_DIST += tests/test-pthread-lockdep.sh
+# A ThreadSanitizer program refuses the drop-in at once (src/pthread/tsan.c)
+# instead of hanging; natively only, as the others.
+if !FL_CROSS
+TESTS += tests/test-pthread-tsan.sh
+endif
+EXTRA_DIST += tests/test-pthread-tsan.sh tests/pthread-tsan.c
 fastlockdatadir = $(pkgdatadir)
 dist_fastlockdata_DATA = src/pthread/fastlock-pthread.supp
 check_PROGRAMS += $(fl_pthread_tests)
