@@ -33,8 +33,9 @@
 /* -1: not probed yet; 0: not under Valgrind; 1: under helgrind; 2: under
  * drd; 3: under another Valgrind tool (nothing to say); 4: not under
  * Valgrind, but fl_tools_active is set (the lock-order checker, or
- * FASTLOCK_TOOLS=1): nothing to say either, but the mutex's inline paths,
- * which skip the checker, must step aside.  fl_tools_active is set by the
+ * FASTLOCK_TOOLS=1) or the program has ThreadSanitizer (tsan.c):
+ * nothing to say either, but the mutex's inline paths, which skip the
+ * checker and glibc, must step aside.  fl_tools_active is set by the
  * core's constructor (src/sys/tools.c), which runs before ours.  */
 int fl_pt_vg = -1;
 
@@ -53,7 +54,7 @@ int fl_pt_vg_probe(void)
       tool = VG_DRD;
   }
 #endif
-  if (tool == VG_NONE && fl_load_relaxed(&fl_tools_active) != 0)
+  if (tool == VG_NONE && (fl_load_relaxed(&fl_tools_active) != 0 || fl_pt_tsan))
     tool = VG_WATCHED;
   /* Every thread computes the same value: a relaxed store suffices.  */
   __atomic_store_n(&fl_pt_vg, tool, __ATOMIC_RELAXED);

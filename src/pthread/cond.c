@@ -111,6 +111,8 @@ FL_PT_API int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
   clockid_t clock = CLOCK_REALTIME;
   struct fl_pcond *pc = fl_pc(c);
 
+  if (fl_pt_tsan)
+    return fl_pt_glibc.cond_init(c, a);
   if (a != NULL) {
     /* glibc's attribute object, read through glibc's getters.  */
     pthread_condattr_getpshared(a, &pshared);
@@ -130,6 +132,8 @@ FL_PT_API int pthread_cond_destroy(pthread_cond_t *c)
   struct fl_pcond *pc = fl_pc(c);
   int shared = (fl_load_relaxed(&pc->flags) & FL_PC_SHARED) != 0;
 
+  if (fl_pt_tsan)
+    return fl_pt_glibc.cond_destroy(c);
   for (;;) {
     /* Acquire: pairs with the waiters' release check-out.  */
     uint32_t w = (uint32_t)fl_load_acquire(W(&pc->waiters));
@@ -147,6 +151,8 @@ FL_PT_API int pthread_cond_destroy(pthread_cond_t *c)
 
 FL_PT_API int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
+  if (fl_pt_tsan)
+    return fl_pt_glibc.cond_wait(c, m);
   return cond_wait(c, m, CLOCK_REALTIME, NULL);
 }
 
@@ -154,6 +160,9 @@ FL_PT_API int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                      const struct timespec *abstime)
 {
   int monotonic = (fl_load_relaxed(&fl_pc(c)->flags) & FL_PC_MONOTONIC) != 0;
+
+  if (fl_pt_tsan)
+    return fl_pt_glibc.cond_timedwait(c, m, abstime);
   return cond_wait(c, m, monotonic ? CLOCK_MONOTONIC : CLOCK_REALTIME, abstime);
 }
 
@@ -161,6 +170,8 @@ FL_PT_API int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
                                      clockid_t clock,
                                      const struct timespec *abstime)
 {
+  if (fl_pt_tsan)
+    return fl_pt_glibc.cond_clockwait(c, m, clock, abstime);
   if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
     return EINVAL;
   return cond_wait(c, m, clock, abstime);
@@ -168,10 +179,14 @@ FL_PT_API int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 
 FL_PT_API int pthread_cond_signal(pthread_cond_t *c)
 {
+  if (fl_pt_tsan)
+    return fl_pt_glibc.cond_signal(c);
   return cond_wake(c, 1);
 }
 
 FL_PT_API int pthread_cond_broadcast(pthread_cond_t *c)
 {
+  if (fl_pt_tsan)
+    return fl_pt_glibc.cond_broadcast(c);
   return cond_wake(c, INT32_MAX);
 }

@@ -1,5 +1,7 @@
 /* src/pthread/delegate.c: glibc's own mutex functions, for the kinds the
- * drop-in hands to glibc (priority inheritance, priority protection).
+ * drop-in hands to glibc (priority inheritance, priority protection), and
+ * its condition-variable functions, for a ThreadSanitizer program, where
+ * the drop-in hands both to glibc (tsan.c).
  *
  * Those kinds need the kernel's PI futexes and glibc's ceiling
  * bookkeeping; glibc implements them on the very pthread_mutex_t the
@@ -48,6 +50,13 @@ int fl_pt_glibc_resolve(void)
   RESOLVE(mutex_consistent, "pthread_mutex_consistent");
   RESOLVE(mutex_getprioceiling, "pthread_mutex_getprioceiling");
   RESOLVE(mutex_setprioceiling, "pthread_mutex_setprioceiling");
+  RESOLVE(cond_init, "pthread_cond_init");
+  RESOLVE(cond_destroy, "pthread_cond_destroy");
+  RESOLVE(cond_wait, "pthread_cond_wait");
+  RESOLVE(cond_timedwait, "pthread_cond_timedwait");
+  RESOLVE(cond_clockwait, "pthread_cond_clockwait");
+  RESOLVE(cond_signal, "pthread_cond_signal");
+  RESOLVE(cond_broadcast, "pthread_cond_broadcast");
   if (!ok) {
     fl_store_release(&resolved, -1);
     return ENOSYS;

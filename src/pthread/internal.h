@@ -79,10 +79,24 @@ struct fl_pt_glibc {
   int (*mutex_consistent)(pthread_mutex_t *);
   int (*mutex_getprioceiling)(const pthread_mutex_t *, int *);
   int (*mutex_setprioceiling)(pthread_mutex_t *, int, int *);
+  int (*cond_init)(pthread_cond_t *, const pthread_condattr_t *);
+  int (*cond_destroy)(pthread_cond_t *);
+  int (*cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+  int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *,
+                        const struct timespec *);
+  int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+                        const struct timespec *);
+  int (*cond_signal)(pthread_cond_t *);
+  int (*cond_broadcast)(pthread_cond_t *);
 };
 extern struct fl_pt_glibc fl_pt_glibc;
 /* 0, or ENOSYS when glibc's functions cannot be found.  */
 int fl_pt_glibc_resolve(void);
+
+/* Nonzero in a ThreadSanitizer program (tsan.c): there every mutex and
+ * condition variable is glibc's, through fl_pt_glibc.  Set once, by a
+ * constructor, before the program runs.  */
+extern int fl_pt_tsan;
 
 /* ------------------------------------------------------------------ */
 /* Race tools (annotate.c).                                            */

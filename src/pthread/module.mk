@@ -22,7 +22,8 @@ EXTRA_DIST += fastlock-pthread.pc.in
 # checks that the functions it calls are bound to the drop-in.  They are
 # not among fl_unit_tests, which check-helgrind, check-drd and check-tsan
 # run under the tools: they misuse locks on purpose (EPERM, EDEADLK), and
-# the drop-in refuses to run in a TSan program (src/pthread/tsan.c).  The drop-in
+# a TSan program runs the drop-in differently (src/pthread/tsan.c:
+# tests/test-pthread-tsan.sh).  The drop-in
 # under helgrind and drd is tests/test-pthread-valgrind.sh.
 fl_pthread_tests =
 fl_pthread_test_ldadd = libfastlock-pthread.la tests/libfl-check.la $(CHECK_LIBS)
@@ -95,8 +96,8 @@ if !FL_CROSS
 TESTS += tests/test-pthread-lockdep.sh
 endif
 EXTRA_DIST += tests/test-pthread-lockdep.sh
-# A ThreadSanitizer program refuses the drop-in at once (src/pthread/tsan.c)
-# instead of hanging; natively only, as the others.
+# A ThreadSanitizer program on the drop-in (src/pthread/tsan.c): no report,
+# the seeded race reported, no hang; natively only, as the others.
 if !FL_CROSS
 TESTS += tests/test-pthread-tsan.sh
 endif

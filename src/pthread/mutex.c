@@ -143,9 +143,11 @@ static int kind_valid(int32_t kind)
          && (kind & ~(FL_PM_TYPE_MASK | FL_PM_ROBUST | FL_PM_PSHARED)) == 0;
 }
 
+/* glibc's mutex on this object: a PI or PP kind, or every mutex in a
+ * ThreadSanitizer program (tsan.c).  */
 static int delegated(int32_t kind)
 {
-  return kind >= 0 && (kind & (FL_PM_PI | FL_PM_PP)) != 0;
+  return fl_pt_tsan || (kind >= 0 && (kind & (FL_PM_PI | FL_PM_PP)) != 0);
 }
 
 static int lock_word_or_glibc(pthread_mutex_t *m, int how, clockid_t clock,
@@ -369,7 +371,7 @@ FL_PT_API int pthread_mutex_init(pthread_mutex_t *m,
   /* The checker's class: the code that called us.  */
   if (ld_on())
     fl_lockdep_init(m, LD_KIND, 0, __builtin_return_address(0));
-  if (protocol != PTHREAD_PRIO_NONE) {
+  if (protocol != PTHREAD_PRIO_NONE || fl_pt_tsan) {
     int rc = fl_pt_glibc_resolve();
     return rc != 0 ? rc : fl_pt_glibc.mutex_init(m, a);
   }
