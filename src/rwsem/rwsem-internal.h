@@ -93,4 +93,12 @@ int fl_rwsem_owner_dead(const fl_rwsem_t *s);
 /* The calling process's PID namespace (0 if unknown).  */
 int32_t fl_rwsem_self_ns(void);
 
+/* How long a readers' turn nobody enters, or a WPEND nobody holds for,
+ * lasts before a waiter's lease takes it down (T9), in microseconds:
+ * 2000.  A variable so that the tests can make it as long as a slow,
+ * loaded emulator needs to run a woken reader, when they check the order
+ * a turn imposes (the order is the lease's to keep only while the woken
+ * run in time).  Read with the shim's relaxed load.  */
+extern int32_t fl_rwsem_turn_lease_us;
+
 #endif /* FASTLOCK_RWSEM_INTERNAL_H */

@@ -150,8 +150,14 @@
 /* A writer that finds a readers' turn nobody has entered, or a reader
  * that finds WPEND up on a lock nobody holds, waits this long before it
  * takes the flag down itself (T9): only fairness suffers if the others
- * were merely slow.  */
-#define TURN_LEASE_NS 2000000
+ * were merely slow.  In microseconds, a variable for the tests
+ * (rwsem-internal.h).  */
+int32_t fl_rwsem_turn_lease_us = 2000;
+
+static int64_t turn_lease_ns(void)
+{
+  return (int64_t)fl_load_relaxed(&fl_rwsem_turn_lease_us) * 1000;
+}
 /* What wait_on returns when a lease or poll ran out (not the deadline).  */
 #define LEASE_EXPIRED (-1)
 
@@ -538,7 +544,7 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
      * lock released it to a turn, and nobody else waits) the lease's T9
      * takes the stale WPEND down.  */
     rc = wait_on(s, &s->rseq, g, w,
-                 !(c & WRITER) ? TURN_LEASE_NS
+                 !(c & WRITER) ? turn_lease_ns()
                  : pshared(s)  ? POLL_NS
                                : 0);
     if (rc == ETIMEDOUT) {
@@ -648,7 +654,7 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     if (!cas(s, &c, with_slow(c | WPEND)))
       continue;
     c = with_slow(c | WPEND);
-    lease = (c & RTURN) && READERS(c) == 0 ? TURN_LEASE_NS
+    lease = (c & RTURN) && READERS(c) == 0 ? turn_lease_ns()
             : pshared(s)                   ? POLL_NS
                                            : 0;
     rc = wait_on(s, &s->wseq, g, w, lease);
