@@ -20,11 +20,6 @@
  *   NREADERS, NWRITERS  the instance: 1 or 2 of each (default 2 and 2).
  *   CAS_FAIR       a waiter's read of the count and its CAS are one step
  *                  (progress runs: a retried CAS eventually succeeds).
- *   PROPOSED       the change doc/models.md discusses: a wake of the
- *                  writers leaves WPEND up even when FUTEX_WAKE woke none
- *                  (a stale WPEND ends by a reader's T9 lease).  (Its
- *                  other change, T7 leaving an empty turn to the T9
- *                  lease, is now the C's and the model's default.)
  *   LEASE_ASSUMED  T9 only when no live admitted reader is still on its
  *                  way in (the lease outlasts a reader's wake-to-entry
  *                  time); used by the progress runs.  Without it T9 may
@@ -44,6 +39,11 @@
  *                  nobody (the C before 2026-12-01; it hung test-rwsem
  *                  under qemu-mipsel), so a reader on its way to sleep
  *                  loses every turn to a writer that keeps coming back.
+ *   BUG_T4_ENDS_WPEND  negative control for writer progress: the last
+ *                  reader to leave (T4) takes WPEND down when its
+ *                  FUTEX_WAKE woke no writer (the C before 2026-12-01
+ *                  afternoon), so a writer awake in its slowpath loses
+ *                  its claim to the readers arriving, again and again.
  */
 
 /* The count word.  The C puts READER at bit 14 and SLOW at bit 31; the
@@ -250,13 +250,13 @@ end:
   }
 }
 
-/* After a wake of the writers (T4, T7, T8) that returned n: if it woke
- * none, WPEND is a used-up lease: CAS it off together with RWAIT (while
- * nobody holds the lock) and wake the readers.  */
+/* After a wake of the writers by a leaving writer (T7, T8) that returned
+ * n: if it woke none, WPEND was the leaver's own, used up: CAS it off
+ * together with RWAIT (while nobody holds the lock) and wake the
+ * readers.  */
 inline end_wpend(c, ok, rw, n)
 {
   if
-#ifndef PROPOSED
   :: n == 0 ->
      do
      :: d_step {
@@ -282,7 +282,6 @@ inline end_wpend(c, ok, rw, n)
            fi
         fi
      od
-#endif
   :: else -> skip
   fi;
   n = 0
@@ -311,11 +310,17 @@ inline up_read(c, ok, rw, ww, n)
         :: c == 0 -> break               /* nothing owed, or a newcomer owes it */
         :: c & WPEND ->
            /* The turn ends (RTURN off); the writers are woken, and WPEND
-            * stays up for them (readers arriving meanwhile wait) unless
-            * FUTEX_WAKE woke none.  */
+            * stays up, the claim of a writer asleep or awake (readers
+            * arriving meanwhile wait; a dead claimant's WPEND ends by a
+            * reader's T9 lease).  */
 T4:        cas(c, WITHSLOW(c & ~RTURN), ok);
            if
-           :: ok -> ok = false; bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n); break
+           :: ok ->
+              ok = false; bump_wseq(); wake_writers(n);
+#ifdef BUG_T4_ENDS_WPEND
+              end_wpend(c, ok, rw, n);
+#endif
+              n = 0; break
            :: else -> skip
            fi
         :: c != 0 && !(c & WPEND) ->

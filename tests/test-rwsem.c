@@ -496,8 +496,10 @@ END_TEST
 /* Wait until the job's thread sleeps (state S in /proc, three polls in a
  * row, so that a short sleep of the emulator's own does not count): a
  * waiter that has set its flag but not yet reached its futex_wait is
- * not counted by the wake of its class.  (A leaving writer that wakes no
- * writer drops WPEND: the open writer-progress gap of doc/models.md.)  */
+ * not counted by the wake of its class.  (A leaving writer whose wake
+ * found no writer asleep takes WPEND down, as its own used-up claim, so
+ * the readers would go first in every mode: writers compete, and a
+ * writer awake loses that round, doc/models.md.)  */
 static void wait_asleep(struct job *j)
 {
   char path[64], buf[256];
@@ -560,6 +562,77 @@ START_TEST(leaving_writer_hands_over_per_mode)
     ck_assert_int_eq(job_result(&r), 0);
     finish_job(tr, &r);
   }
+  done_with(&s);
+}
+END_TEST
+
+/* Set WPEND (and SLOW) as a writer's T6 CAS does, for a writer that is
+ * awake in its slowpath: one that has not gone to sleep.  */
+static void claim_as_awake_writer(fl_rwsem_t *s)
+{
+  int32_t c = count_of(s);
+
+  while (!__atomic_compare_exchange_n(&s->count, &c,
+                                      c | FL_RWSEM_WPEND | FL_RWSEM_SLOW, 0,
+                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    ;
+}
+
+/* The last reader to leave keeps WPEND up although no writer is asleep:
+ * the flag is then the claim of a writer awake in its slowpath (between
+ * its T6 CAS and its sleep, or woken and not yet back), and readers
+ * arriving after must wait behind it.  The test plays that writer: it
+ * sets WPEND as a writer's T6 CAS does and never sleeps, then enters and
+ * leaves, and its release takes its used-up WPEND down.  Until
+ * 2026-12-01 the last reader took WPEND down when its wake found nobody
+ * asleep (the model's writer-progress counterexample, negative control
+ * BUG_T4_ENDS_WPEND): the reader's trylock below then got in.  The
+ * READ_BIAS table is left out: the test's read lock is a count-word one.  */
+START_TEST(last_reader_keeps_an_awake_writers_claim)
+{
+  fl_rwsem_t s;
+  unsigned mode = modes[_i] & ~FL_RWSEM_READ_BIAS;
+  int32_t c;
+
+  init_mode(&s, mode);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  claim_as_awake_writer(&s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  c = count_of(&s);
+  ck_assert_int_eq(FL_RWSEM_READERS(c), 0);
+  ck_assert_msg(c & FL_RWSEM_WPEND,
+                "the last reader dropped the claim of a writer awake: "
+                "count word %#x",
+                (unsigned)c);
+  ck_assert_int_eq(c & FL_RWSEM_WRITER, 0);
+  if (!(mode & FL_RWSEM_PREFER_READER))
+    ck_assert_int_eq(in_thread(&s, OP_TRY_READ), EBUSY);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  done_with(&s);
+}
+END_TEST
+
+/* A writer that entered on its own WPEND and downgrades takes the used-up
+ * flag down, as its release would (T7): the last reader to leave keeps
+ * WPEND, so a flag left up by a downgrade would block every reader until
+ * its lease ran out.  The test plays the writer awake in its slowpath,
+ * then enters as that writer.  */
+START_TEST(downgrade_ends_its_own_claim)
+{
+  fl_rwsem_t s;
+  unsigned mode = modes[_i] & ~FL_RWSEM_READ_BIAS;
+
+  init_mode(&s, mode);
+  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
+  claim_as_awake_writer(&s);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  ck_assert_int_eq(fl_rwsem_downgrade_write(&s), 0);
+  ck_assert_int_eq(readers_of(&s), 1);
+  ck_assert_int_eq(count_of(&s) & (FL_RWSEM_WPEND | FL_RWSEM_WRITER), 0);
+  ck_assert_int_eq(in_thread(&s, OP_TRY_READ_AND_UP), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
   done_with(&s);
 }
 END_TEST
@@ -970,6 +1043,8 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tt, preference_decides_who_passes_a_queued_writer, 0,
                       NMODES);
   tcase_add_loop_test(tt, leaving_writer_hands_over_per_mode, 0, NMODES);
+  tcase_add_loop_test(tt, last_reader_keeps_an_awake_writers_claim, 0, NMODES);
+  tcase_add_loop_test(tt, downgrade_ends_its_own_claim, 0, NMODES);
   tcase_add_loop_test(tt, timeout_leaves_lock_as_it_was, 0, 2 * NMODES);
   tcase_add_loop_test(tt, timed_waiter_gets_the_lock, 0, 2 * NMODES);
   tcase_add_loop_test(tt, destroy_refuses_a_busy_lock, 0, NMODES);

@@ -47,10 +47,9 @@
  *   T4  readers gone          the leaver that makes R = 0 (up_read, or a
  *                             fastpath add undone): with WPEND, CAS clear
  *                             RTURN, bump wseq and wake all writers; WPEND
- *                             stays while one was asleep, else goes with
- *                             RWAIT (waking all readers);
- *                             without WPEND, CAS clear RTURN and RWAIT,
- *                             wake all readers
+ *                             stays (a live writer's claim: see WAITING
+ *                             FLAGS); without WPEND, CAS clear RTURN and
+ *                             RWAIT, wake all readers
  *   T5  writer enters         CAS set WRITER if no WRITER, R = 0, no RTURN
  *   T6  writer waits          CAS set WPEND|SLOW while WRITER, R > 0 or
  *                             RTURN, then futex_wait(wseq, g)
@@ -62,7 +61,7 @@
  *                             no reader enters ends by its lease (T9)
  *   T8  writer leaves, writers wait (WPEND): bump wseq, wake all
  *                             writers; WPEND stays up while they compete,
- *                             and goes as in T4 if none was asleep
+ *                             and goes if none was asleep (as in T7)
  *   T9  lease expiry          a waiter whose sleep ran out (a turn lease:
  *                             a writer facing RTURN with R = 0, a reader
  *                             facing WPEND without WRITER; or an
@@ -76,7 +75,8 @@
  *                             rseq, wake all readers.  Live waiters set
  *                             their flag again (so ETIMEDOUT leaves the
  *                             word as it was)
- *   T11 downgrade             CAS WRITER -> R+1, and RWAIT -> RTURN as T7
+ *   T11 downgrade             CAS WRITER -> R+1, and RWAIT -> RTURN as T7;
+ *                             with WPEND, wake the writers as T7 does
  *   T12 dead owner taken over (FL_ROBUST) CAS of owner from the dead
  *                             holder's id to ours; WRITER stays set
  * The fastpath releases are the first half of T4 (fetch_add -READER) and
@@ -86,7 +86,15 @@
  * WAITING FLAGS ARE LEASES.  A waiter sets its class's flag; whoever
  * releases the lock into a state that class could use clears the flag
  * and wakes the WHOLE class (after bumping its sequence word); woken
- * waiters that still cannot go set the flag again.  Nobody depends on
+ * waiters that still cannot go set the flag again.  WPEND is the
+ * exception where readers leave: whoever set it has not held the lock
+ * since (a writer's own release, T7/T8, takes it down if no other writer
+ * sleeps), so when the last reader leaves (T4) it is the claim of a live
+ * writer, asleep or awake in its slowpath, and it stays up until that
+ * writer enters (T5), gives up (T10), or has died and a reader's lease
+ * runs out (T9).  Taking it down when FUTEX_WAKE woke nobody let arriving
+ * readers in ahead of a writer that was awake, again and again (the
+ * model's writer-progress counterexample).  Nobody depends on
  * FUTEX_WAKE reaching a particular waiter (the kernel wakes the best
  * priority first, not the oldest), and a waiter that dies (asleep, or
  * woken and killed before it ran) leaves nothing anyone waits for.
@@ -303,12 +311,12 @@ static int spin_more(fl_rwsem_t *s, int32_t *c, int *spins, int *stale)
 /* Releases: the transitions that wake.                                */
 /* ------------------------------------------------------------------ */
 
-/* Wake the writers for T4 and T8.  WPEND stays up while any writer was
- * asleep, so that readers arriving now wait behind the woken writers
- * instead of refilling the lock before these can run.  If none was
- * asleep, nobody holds that lease: CAS it off (a writer between its T6
- * and its sleep sees wseq moved and looks again), and wake the readers
- * that slept behind it.  */
+/* Wake the writers after a writer left (T7, T8).  WPEND stays up while
+ * any writer was asleep, so that readers arriving now wait behind the
+ * woken writers instead of refilling the lock before these can run.  If
+ * none was asleep, WPEND was the leaver's own, used up: CAS it off (a
+ * writer between its T6 and its sleep sees wseq moved and looks again),
+ * and wake the readers that slept behind it.  */
 static void wake_writers(fl_rwsem_t *s)
 {
   int32_t c;
@@ -349,10 +357,11 @@ static void readers_gone(fl_rwsem_t *s)
     if (READERS(c) != 0 || (c & WRITER) || !(c & FLAGS))
       return;
     if (c & WPEND) {
-      /* The writers go next: end the turn, keep WPEND (wake_writers).  */
+      /* The writers go next: end the turn, keep WPEND, the claim of a
+       * writer asleep or awake (WAITING FLAGS).  */
       if ((c & RTURN) && !cas(s, &c, with_slow(c & ~RTURN)))
         continue;
-      wake_writers(s);
+      wake_all(s, &s->wseq);
       return;
     }
     /* No writer waits: the readers asleep may all come in.  */
@@ -540,9 +549,8 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
       continue;
     c = with_slow(c | RWAIT);
     /* Blocked by WPEND alone, a reader sleeps on a lease: T4 keeps WPEND
-     * up for the writers it wakes, and if none comes (one that took the
-     * lock released it to a turn, and nobody else waits) the lease's T9
-     * takes the stale WPEND down.  */
+     * up for the writer that claims it, and if none comes (it died) the
+     * lease's T9 takes the stale WPEND down.  */
     rc = wait_on(s, &s->rseq, g, w,
                  !(c & WRITER) ? turn_lease_ns()
                  : pshared(s)  ? POLL_NS
@@ -782,6 +790,9 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
     if (admit)
       want = (want & ~RWAIT) | RTURN;
   } while (!cas(s, &c, with_slow(want)));
+  /* WPEND may be our own, used up, as in T7: T4 would keep it.  */
+  if (want & WPEND)
+    wake_writers(s);
   if (admit)
     wake_all(s, &s->rseq);
   return 0;
