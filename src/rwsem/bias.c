@@ -16,14 +16,14 @@
  * id in bits 0..23, the depth minus one in bits 24..30, the sign set by a
  * writer that sleeps on the slot).  A reader does one store into its own
  * line and one store-load fence, and up_read one plain store: inline, for
- * the lock's home slot at depth 1.  Recursion, other slots and everything
- * else are here.  A thread gets a row the first time it reads a READ_BIAS
- * lock and gives it back when it exits (unless it exits holding read
- * locks through it).  Threads beyond ROWS, and locks beyond ROW_SLOTS per
+ * slot 0 at depth 1.  Recursion, other slots and everything else are
+ * here.  A thread gets a row the first time it reads a READ_BIAS lock and
+ * gives it back when it exits (unless it exits holding read locks through
+ * it); until then, and in a process a tool watches, its row is no_row.  Threads beyond ROWS, and locks beyond ROW_SLOTS per
  * thread, use the count word: slower, never wrong.
  *
  * The bias word (s->bias): ON, MODE, WATCHED (<fastlock/bits/rwsem.h>),
- * and in bits 31..3 the time (ticks of 1024 ns, modulo 2^29) before which
+ * and in bits 30..3 the time (ticks of 1024 ns, modulo 2^28) before which
  * the bias may not come back.  It goes on and off ONLY by a CAS of the
  * whole word.  The count word's BIASED says the table may hold readers: a
  * writer that takes WRITER must revoke before it enters.  BIASED is set
@@ -74,7 +74,7 @@
 #define DEPTH_MAX 0x7f
 #define SLEEPER INT32_MIN
 #define TICK_SHIFT 10
-#define TICK_MASK 0x1fffffffu
+#define TICK_MASK 0x0fffffffu
 #define BIAS_TIME_SHIFT 3
 #define BIAS_FLAGS                                                             \
  (FL_RWSEM_BIAS_ON | FL_RWSEM_BIAS_MODE | FL_RWSEM_BIAS_WATCHED)
@@ -93,6 +93,10 @@ struct row {
 } __attribute__((aligned(64)));
 
 static struct row rows[ROWS];
+/* The row of a thread that has none: its one slot is never free and names
+ * no lock, so the inline paths come here (<fastlock/bits/rwsem.h>).  Never
+ * written.  */
+const int32_t fl_rwsem_no_row = FL_RWSEM_BIAS_NO_ROW;
 static int32_t rows_used[ROWS / 32]; /* bitmap of rows owned by a thread */
 static int32_t rows_high;            /* rows[rows_high..] were never used */
 static int32_t last_id;
@@ -103,7 +107,7 @@ static struct row *my_row(void)
 {
   int32_t *e = fl_rwsem_thread.bias_row;
 
-  return e == NULL ? NULL : (struct row *)(void *)e;
+  return e == &fl_rwsem_no_row ? NULL : (struct row *)(void *)e;
 }
 
 static void row_release(void *p);
@@ -146,7 +150,7 @@ static void row_release(void *p)
   uint32_t i = (uint32_t)(r - rows);
   int j;
 
-  fl_rwsem_thread.bias_row = NULL;
+  fl_rwsem_thread.bias_row = (int32_t *)&fl_rwsem_no_row;
   for (j = 0; j < ROW_SLOTS; j++)
     if (fl_load_relaxed(&r->e[j]) != 0)
       return; /* it still holds read locks through the row: keep it */
@@ -218,17 +222,14 @@ static int32_t *row_find(struct row *r, int32_t id)
 
 /* Where the caller reads the lock id through r: the slot that holds it
  * already (a recursive read must not queue behind a writer that waits
- * for that slot), else its home slot if free, else the first free one;
- * NULL if the row is full of other locks.  */
+ * for that slot), else the first free one (slot 0 if free, which the
+ * inline up_read empties); NULL if the row is full of other locks.  */
 static int32_t *row_slot(struct row *r, int32_t id)
 {
   int32_t *e = row_find(r, id);
   int j;
 
   if (e != NULL)
-    return e;
-  e = &r->e[id & (ROW_SLOTS - 1)];
-  if (fl_load_relaxed(e) == 0)
     return e;
   for (j = 0; j < ROW_SLOTS; j++)
     if (fl_load_relaxed(&r->e[j]) == 0)
@@ -301,7 +302,7 @@ static void restore(fl_rwsem_t *s)
   if ((b & FL_RWSEM_BIAS_ON) || (fl_load_relaxed(&s->count) & FL_RWSEM_SLOW)
       || ++restore_visits % RESTORE_EVERY != 0)
     return;
-  /* Ticks left, modulo 2^29: a time that has passed reads as more than
+  /* Ticks left, modulo 2^28: a time that has passed reads as more than
    * any inhibition can be.  */
   left = (((uint32_t)b >> BIAS_TIME_SHIFT) - now_ticks()) & TICK_MASK;
   if (left != 0 && left <= INHIBIT_MAX)
@@ -357,15 +358,14 @@ int fl_rwsem_biased_down_read(fl_rwsem_t *s, int how)
   return fl_rwsem_bias_lock_read(s, &w);
 }
 
-/* The inline down_read announced itself in its home slot and then found
- * the bias off: take the slot back and use the count word.  */
+/* The inline down_read announced itself in slot 0 and then found the
+ * bias off: take the slot back and use the count word.  */
 int fl_rwsem_biased_retreat(fl_rwsem_t *s, int how)
 {
   struct fl_rwsem_wait w = FL_RWSEM_NO_DEADLINE(how);
-  int32_t id = fl_load_relaxed(&s->bias_id);
   int rc;
 
-  slot_clear(&my_row()->e[id & (ROW_SLOTS - 1)]);
+  slot_clear(&my_row()->e[0]);
   rc = fl_rwsem_count_down_read(s, &w);
   if (rc == 0 && (fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE))
     restore(s);

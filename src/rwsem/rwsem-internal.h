@@ -72,6 +72,7 @@ int fl_rwsem_check_invariants(const fl_rwsem_t *s, int32_t c);
 int32_t fl_rwsem_self_get(void);
 
 /* bias.c.  */
+extern const int32_t fl_rwsem_no_row;
 int32_t fl_rwsem_bias_new_id(void);
 /* down_read of a READ_BIAS lock.  */
 int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w);

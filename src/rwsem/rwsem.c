@@ -173,8 +173,8 @@ static int64_t turn_lease_ns(void)
 /* Who the calling thread is.                                          */
 /* ------------------------------------------------------------------ */
 
-__thread struct fl_rwsem_thread fl_rwsem_thread
-    __attribute__((tls_model("initial-exec"))) = { FL_RWSEM_NO_TID, -1, NULL };
+__thread struct fl_rwsem_thread fl_rwsem_thread __attribute__((tls_model(
+    "initial-exec"))) = { FL_RWSEM_NO_TID, -1, (int32_t *)&fl_rwsem_no_row };
 
 /* In the child of fork: the TID of the thread that forked (the child's
  * only thread is its copy), which owns the process-private locks it held
@@ -824,7 +824,7 @@ int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
     fl_store_relaxed(&s->count, BIASED);
     fl_store_relaxed(&s->bias, FL_RWSEM_BIAS_MODE | FL_RWSEM_BIAS_ON);
   } else {
-    fl_store_relaxed(&s->bias_id, 0);
+    fl_store_relaxed(&s->bias_id, FL_RWSEM_BIAS_NO_ID);
     fl_store_relaxed(&s->count, (flags & FL_PSHARED) ? SHARED : 0);
     fl_store_relaxed(&s->bias, 0);
   }

@@ -7,9 +7,11 @@
  *   count     the state word: readers, WRITER, waiters' flags (below; the
  *             library's slowpath documents the legal states and the
  *             transitions between them)
- *   bias      READ_BIAS: bit 0 readers may use the table now, bit 1 this
- *             is a READ_BIAS lock, bit 2 a tool watches the lock's readers;
- *             the rest, when the bias may come back
+ *   bias      READ_BIAS: bit 31 (the sign, so that down_read's test of it
+ *             is the branch on the flags its dispatch set) readers may use
+ *             the table now, bit 1 this is a READ_BIAS lock, bit 2 a tool
+ *             watches the lock's readers; bits 30..3, when the bias may
+ *             come back; bit 0 unused
  *   owner     the write holder's TID, 0 if none; OWNER_SLOW (bit 30) set
  *             when its up_write must go through the library (FL_PSHARED,
  *             FL_ROBUST, a race tool)
@@ -75,7 +77,7 @@ extern "C" {
 #define FL_RWSEM_OWNER_SLOW 0x40000000
 
 /* The bias word.  */
-#define FL_RWSEM_BIAS_ON 0x1
+#define FL_RWSEM_BIAS_ON INT32_MIN
 #define FL_RWSEM_BIAS_MODE 0x2
 #define FL_RWSEM_BIAS_WATCHED 0x4
 
@@ -88,17 +90,28 @@ extern "C" {
  * word: the id of a lock the thread holds through the table (bias_id,
  * below 2^24) in bits 0..23 and how many times, minus one, in bits
  * 24..30; 0 is a free slot; the sign bit is set by a writer that sleeps
- * until the slot changes.  The fastpaths use the lock's home slot
- * (bias_id modulo FL_RWSEM_BIAS_SLOTS) at depth 1 only.  */
+ * until the slot changes.  The fastpaths use slot 0 only, at depth 1:
+ * no index to compute, so the read pair stays short; a thread that reads
+ * a second READ_BIAS lock while it holds one through slot 0 gets another
+ * slot from the library, and so does recursion.  */
 #define FL_RWSEM_BIAS_SLOTS 16
 #define FL_RWSEM_BIAS_ID_MASK 0xffffff
+/* Two words no slot ever holds, as both have bits 0..23 clear: the slot
+ * of a thread that has no row (below), and the bias_id of a lock
+ * fl_rwsem_init made without READ_BIAS, so that up_read's "slot 0 names
+ * this lock" is never true for it, whatever the bias word says (a tool
+ * may have set BIAS_WATCHED in it, in another process).  */
+#define FL_RWSEM_BIAS_NO_ROW 0x01000000
+#define FL_RWSEM_BIAS_NO_ID 0x02000000
 
 /* What the fastpaths know of the calling thread, in one TLS block.
  * free_count: what down_write's cmpxchg expects of a free lock (0 once
  * tid is known, FL_RWSEM_NO_TID before).  tid: the kernel TID, -1 until
- * needed.  bias_row: the thread's READ_BIAS slots, NULL until its first
- * read of a READ_BIAS lock (only its home slot for a lock is what the
- * fastpaths look at; the library finds the others).  */
+ * needed.  bias_row: the thread's READ_BIAS slots; until the thread's
+ * first read of a READ_BIAS lock, and for good while a tool watches,
+ * a one-slot row of the library's that holds FL_RWSEM_BIAS_NO_ROW: never
+ * free, naming no lock, so both inline paths go to the library with no
+ * test for a missing row.  */
 struct fl_rwsem_thread {
   int32_t free_count;
   int32_t tid;
@@ -145,33 +158,28 @@ static inline int fl_rwsem_count_up_read_fast(fl_rwsem_t *s)
   return 0;
 }
 
-/* down_read of a READ_BIAS lock while the bias is on (BRAVO, Dice and
- * Kogan, USENIX ATC 2019): announce the read lock in our own home slot,
- * then check that the bias is still on.  Half of a Dekker handshake with
- * a writer, which turns the bias off, fences and scans the slots:
+/* down_read of a READ_BIAS lock (BRAVO, Dice and Kogan, USENIX ATC 2019):
+ * bias is the bias word ORed with fl_tools_active (whose FL_TOOLS_ON is
+ * not BIAS_ON).  While the bias is on, announce the read lock in slot 0
+ * of our row, then check that the bias is still on.  Half of a Dekker
+ * handshake with a writer, which turns the bias off, fences and scans the
+ * slots:
  *   reader: store slot = id;  fence;  load bias  (on: we hold the lock)
  *   writer: bias = off;       fence;  load slots (id: wait for it)
  * One of the two loads sees the other's store.  The fence is the pair's
  * only locked instruction on x86; the slot's line is written by nobody
- * else.  Anything else (no row, home slot busy, recursion, bias off, a
- * watched lock) goes to the library.  */
+ * else.  Anything else (bias off, slot 0 taken: recursion, another lock,
+ * no row, which a watched process's threads never get) goes to the
+ * library.  */
 static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
 {
-  int32_t *row = fl_rwsem_thread.bias_row;
-  int32_t id = fl_load_relaxed(&s->bias_id);
-  int32_t *e;
+  int32_t *e = fl_rwsem_thread.bias_row; /* slot 0 */
 
-  /* No row while a tool watches (the library gives none out then): so
-   * the watched calls, and every lock while bias is 0, go to the library
-   * here, which sends them on to the tool paths.  */
-  if (row == NULL || !(bias & FL_RWSEM_BIAS_ON))
-    return fl_rwsem_biased_down_read(s, how);
-  e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
-  if (fl_load_relaxed(e) != 0)
+  if (!(bias & FL_RWSEM_BIAS_ON) || fl_load_relaxed(e) != 0)
     return fl_rwsem_biased_down_read(s, how);
   /* Release: a writer that finds our id here after another lock's
    * (acquire) has seen that lock's release.  */
-  fl_store_release(e, id);
+  fl_store_release(e, fl_load_relaxed(&s->bias_id));
   /* Store->load: the slot before the look at the bias.  */
   fl_smp_mb();
   /* Acquire: the critical section sees what the writers before the bias
@@ -181,22 +189,19 @@ static inline int fl_rwsem_bias_down_read(fl_rwsem_t *s, int32_t bias, int how)
   return fl_rwsem_biased_retreat(s, how); /* it clears the slot */
 }
 
-/* up_read of a READ_BIAS lock: a plain release store empties the home
- * slot when it holds the lock once and no writer sleeps on it; the
- * library does the rest.  A writer that marks the slot between our load
- * and our store is not woken: it polls (bias.c), so it waits a little
- * longer, never for ever.  */
+/* up_read of a lock whose bias word is not 0: if slot 0 names the lock
+ * (held once, through the table, and no writer sleeps on the slot), a
+ * plain release store empties it; the library does the rest (and the
+ * count word, for a read lock taken there).  A writer that marks the
+ * slot between our load and our store is not woken: it polls (bias.c),
+ * so it waits a little longer, never for ever.  */
 static inline int fl_rwsem_bias_up_read(fl_rwsem_t *s)
 {
-  int32_t *row = fl_rwsem_thread.bias_row;
+  int32_t *e = fl_rwsem_thread.bias_row;
 
-  if (row != NULL) { /* (none while a tool watches) */
-    int32_t id = fl_load_relaxed(&s->bias_id);
-    int32_t *e = &row[id & (FL_RWSEM_BIAS_SLOTS - 1)];
-    if (fl_load_relaxed(e) == id) {
-      fl_store_release(e, 0);
-      return 0;
-    }
+  if (__builtin_expect(fl_load_relaxed(e) == fl_load_relaxed(&s->bias_id), 1)) {
+    fl_store_release(e, 0);
+    return 0;
   }
   return fl_rwsem_biased_up_read(s);
 }
@@ -205,11 +210,11 @@ static inline int fl_rwsem_raw_down_read(fl_rwsem_t *s, int how)
 {
   /* The bias word is non-zero only for a READ_BIAS or a watched lock.
    * Relaxed: the bias path orders itself.  fl_tools_active: see the top
-   * of this file (a plain load: it changes only at start-up).  Both words
-   * are loaded again in the branch, so that the test compiles to one
-   * load and one "or" from memory.  */
-  if ((fl_load_relaxed(&s->bias) | fl_tools_active) != 0)
-    return fl_rwsem_bias_down_read(s, fl_load_relaxed(&s->bias), how);
+   * of this file (a plain load: it changes only at start-up).  */
+  int32_t bias = fl_load_relaxed(&s->bias) | fl_tools_active;
+
+  if (bias != 0)
+    return fl_rwsem_bias_down_read(s, bias, how);
   return fl_rwsem_count_down_read_fast(s, how);
 }
 
