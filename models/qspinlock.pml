@@ -1,0 +1,262 @@
+/* models/qspinlock.pml: fl_qspinlock_t's queue (src/spinlock/qspinlock.c),
+ * as a Promela model for SPIN (doc/models.md; tools/check-model runs it).
+ *
+ * The word is the locked byte, the pending bit and the tail, as in
+ * include/fastlock/bits/spinlock.h; each thread has one queue node (one
+ * level of nesting), named in the tail by the thread's number 1..N (0:
+ * no queue).  A node is state (WAIT, HEAD, GONE), next and prev, as in
+ * src/spinlock/qspinlock.h.  Every step on the word is one atomic: the
+ * C's compare-and-swap loops re-read the word on failure, so each is one
+ * atomic look-and-change of the word as it is; where the C reads the word
+ * and something else before its CAS, the model does too (the CAS then
+ * fails if the word moved).  Node fields are plain stores and loads, one
+ * step each.
+ *
+ * Patience is not timed: whenever the C asks whether a waiter has not
+ * shown itself for a patience (a holder granting the head role, a queued
+ * waiter looking at a head that let the lock sit, a head looking at a
+ * pending waiter), the model may answer either way: the harshest case.
+ * The preempted thread the C guards against is a thread the model does
+ * not schedule for a while, which it may do at any point.  A thread that
+ * waits for a change (a link not yet made, a held word) blocks until it
+ * comes (spinning, in the C).
+ *
+ * Properties: mutual exclusion; no invalid end state (every thread
+ * blocked: a link nobody will make, a head role nobody will grant with
+ * the lock free); and, asserted at every store a thread makes into
+ * another thread's node, that the node is still queued (its thread has
+ * neither taken the lock and left nor started over): "a node marked GONE
+ * is never touched again by anyone but its own thread".
+ *
+ * Not modelled: nesting (a signal handler's second node), the path of a
+ * thread that gets no node (it spins on the word, unqueued), trylock, and
+ * the hand-over spins and yields (delays only).
+ *
+ * Switches:
+ *   NTHREADS         2 or 3 (default 3).
+ *   BUG_IGNORE_GONE  negative control: a head that took the lock does not
+ *                    look again whether a holder passed it over meanwhile
+ *                    (its word came back to the value it read), and
+ *                    grants from a queue that is no longer its own.
+ *   BUG_UNLINK_LATE  negative control: a waiter that took the lock and
+ *                    leaves the middle of the queue by moving the tail
+ *                    back to its predecessor does not clear the
+ *                    predecessor's link first, so the link still names
+ *                    a node that has left the queue.
+ *
+ * (The head's look at GONE before its compare-and-swap is fairness, not
+ * safety: without it the model finds no error, since the look after the
+ * take catches the same case.)  */
+
+#ifndef NTHREADS
+#define NTHREADS 3
+#endif
+#define N1 (NTHREADS + 1)
+
+mtype = { WAIT, HEAD, GONE };
+
+bool locked, pending;
+byte tail;                       /* 0, or the node (thread) queued last */
+mtype state[N1];
+byte next[N1], prev[N1];
+bool queued[N1];                 /* ghost: the node is its thread's, in use */
+byte holders;                    /* ghost: threads inside */
+
+active proctype monitor()
+{
+end:
+  atomic { !(holders <= 1) -> assert(false) }
+}
+
+/* A store into node x by a thread other than x's.  */
+#define OTHERS(x) assert(queued[x])
+
+/* Wait for the link behind node x, then give it in a.  */
+inline wait_link(wx, wa)
+{
+  next[wx] != 0;
+  wa = next[wx]
+}
+
+/* We hold the lock; gc is to be the head.  gself: our own node in the
+ * queue, 0 if none (never passed over).  fl_qspin_grant_from.  */
+inline grant_from(gc, gself, ga)
+{
+  do
+  :: OTHERS(gc); state[gc] = HEAD;
+     if
+     :: gc == gself -> break
+     :: true -> break               /* its waiter has shown itself */
+     :: gc != gself ->              /* it has not: take it out */
+        if
+        :: atomic { tail == gc -> tail = 0 };
+           OTHERS(gc); state[gc] = GONE; break
+        :: atomic { tail != gc -> skip };
+           wait_link(gc, ga);
+           OTHERS(gc); state[gc] = GONE;
+           gc = ga; ga = 0
+        fi
+     fi
+  od
+}
+
+/* We hold the lock and are the head: leave the queue.  */
+inline head_leaves(hme, ha)
+{
+  if
+  :: atomic { tail == hme -> tail = 0 }
+  :: atomic { tail != hme -> skip };
+     wait_link(hme, ha);
+     grant_from(ha, 0, c2)
+  fi
+}
+
+proctype thread(byte me)
+{
+  bool vl, vp;
+  byte vt, a, h, p, c2;
+  mtype st;
+
+  do
+  :: /* the inline fastpath: 0 -> locked */
+     if
+     :: atomic { !locked && !pending && tail == 0 -> locked = true; holders++ };
+        goto inside
+     :: atomic { !(!locked && !pending && tail == 0) -> skip }
+     fi;
+restart:
+     /* No pending waiter and no queue: take a free lock or become the
+      * pending waiter of a held one.  */
+     if
+     :: atomic { !pending && tail == 0 && !locked -> locked = true; holders++ };
+        goto inside
+     :: atomic { !pending && tail == 0 && locked -> pending = true };
+        goto pend
+     :: atomic { pending || tail != 0 -> skip };
+        goto queue
+     fi;
+pend:
+     do
+     :: atomic { !pending -> skip }; goto restart   /* taken from us */
+     :: atomic { pending && !locked -> pending = false; locked = true; holders++ };
+        goto inside
+     od;
+queue:
+     skip;
+     d_step {
+       if
+       :: tail != 0 -> state[me] = WAIT
+       :: else -> state[me] = HEAD
+       fi;
+       prev[me] = tail; next[me] = 0; queued[me] = true;
+       vt = tail; tail = me
+     };
+     if
+     :: vt != 0 -> OTHERS(vt); next[vt] = me; vt = 0;
+        /* fl_qspin_wait_in_queue */
+        do
+        :: atomic { state[me] == GONE -> queued[me] = false }; goto restart
+        :: state[me] == HEAD -> break
+        :: atomic { state[me] == WAIT && !locked ->
+                    /* the head let the free lock sit for a patience */
+                    pending = false; locked = true; holders++ };
+           goto waiter_leaves
+        od
+     :: else -> skip
+     fi;
+     /* fl_qspin_head */
+     do
+     :: d_step { vl = locked; vp = pending; vt = tail };
+        if
+        :: !vl ->     /* free, or a pending waiter let it sit a patience */
+           if
+           :: atomic { state[me] == GONE -> queued[me] = false;
+                       vl = false; vp = false; vt = 0 };
+              goto restart
+           :: else -> skip
+           fi;
+           if
+           :: atomic { locked == vl && pending == vp && tail == vt ->
+                       locked = true; pending = false;
+                       if
+                       :: tail == me -> tail = 0
+                       :: else -> skip
+                       fi;
+                       holders++ };
+              break
+           :: else -> skip
+           fi
+        :: vl -> locked == false || pending != vp || tail != vt
+        fi;
+        vl = false; vp = false; vt = 0
+     od;
+     if
+#ifndef BUG_IGNORE_GONE
+     :: state[me] == GONE -> skip     /* passed over meanwhile: not ours */
+     :: state[me] != GONE && vt == me -> skip
+     :: state[me] != GONE && vt != me -> wait_link(me, a); grant_from(a, 0, c2)
+#else
+     :: vt == me -> skip
+     :: vt != me -> wait_link(me, a); grant_from(a, 0, c2)
+#endif
+     fi;
+     atomic { queued[me] = false; vl = false; vp = false; vt = 0; a = 0; c2 = 0 };
+     goto inside;
+
+waiter_leaves:
+     /* fl_qspin_waiter_leaves: we hold the lock, queued as WAIT or since
+      * made the head or passed over.  */
+     st = state[me];
+     if
+     :: st == GONE -> goto left
+     :: st == WAIT ->
+        h = prev[me];
+        do
+        :: state[h] == WAIT -> h = prev[h]
+        :: else -> break
+        od;
+        if
+        :: true ->                    /* h has shown itself: leave it be */
+        :: true ->                    /* it has not: take it out */
+           wait_link(h, a);
+           OTHERS(h); state[h] = GONE;
+           grant_from(a, me, c2);
+           st = state[me]
+        fi
+     :: else -> skip
+     fi;
+     if
+     :: st == HEAD -> head_leaves(me, a); goto left
+     :: else -> skip
+     fi;
+     /* A running head is ahead of us: unlink ourselves.  */
+     p = prev[me];
+#ifndef BUG_UNLINK_LATE
+     OTHERS(p); next[p] = 0;
+#endif
+     if
+     :: atomic { tail == me -> tail = p }
+     :: atomic { tail != me -> skip };
+        wait_link(me, a);
+        OTHERS(a); prev[a] = p;
+        OTHERS(p); next[p] = a
+     fi;
+left:
+     atomic { queued[me] = false; st = WAIT; h = 0; p = 0; a = 0; c2 = 0 };
+
+inside:
+     /* holding; then fl_qspin_release clears the locked byte */
+     atomic { holders--; locked = false }
+  od
+}
+
+init
+{
+  atomic {
+    byte i = 1;
+    do
+    :: i <= NTHREADS -> run thread(i); i++
+    :: else -> break
+    od
+  }
+}
