@@ -101,13 +101,13 @@ inline grant_from(gc, gself, ga)
 }
 
 /* We hold the lock and are the head: leave the queue.  */
-inline head_leaves(hme, ha)
+inline head_leaves(hme, ha, htmp)
 {
   if
   :: atomic { tail == hme -> tail = 0 }
   :: atomic { tail != hme -> skip };
      wait_link(hme, ha);
-     grant_from(ha, 0, c2)
+     grant_from(ha, 0, htmp)
   fi
 }
 
@@ -226,7 +226,7 @@ waiter_leaves:
      :: else -> skip
      fi;
      if
-     :: st == HEAD -> head_leaves(me, a); goto left
+     :: st == HEAD -> head_leaves(me, a, c2); goto left
      :: else -> skip
      fi;
      /* A running head is ahead of us: unlink ourselves.  */

@@ -566,16 +566,16 @@ START_TEST(leaving_writer_hands_over_per_mode)
 }
 END_TEST
 
-/* Set WPEND (and SLOW) as a writer's T6 CAS does, for a writer that is
- * awake in its slowpath: one that has not gone to sleep.  */
-static void claim_as_awake_writer(fl_rwsem_t *s)
+/* Initialise s in mode and leave it as the last reader leaves while a
+ * writer is awake in its slowpath: the test sets WPEND (and SLOW) as that
+ * writer's T6 CAS does, and never sleeps.  */
+static void last_reader_leaves_an_awake_writers_claim(fl_rwsem_t *s,
+                                                      unsigned mode)
 {
-  int32_t c = count_of(s);
-
-  while (!__atomic_compare_exchange_n(&s->count, &c,
-                                      c | FL_RWSEM_WPEND | FL_RWSEM_SLOW, 0,
-                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-    ;
+  init_mode(s, mode);
+  ck_assert_int_eq(fl_rwsem_down_read(s), 0);
+  fl_atomic_fetch_or_relaxed(&s->count, FL_RWSEM_WPEND | FL_RWSEM_SLOW);
+  ck_assert_int_eq(fl_rwsem_up_read(s), 0);
 }
 
 /* The last reader to leave keeps WPEND up although no writer is asleep:
@@ -594,10 +594,7 @@ START_TEST(last_reader_keeps_an_awake_writers_claim)
   unsigned mode = modes[_i] & ~FL_RWSEM_READ_BIAS;
   int32_t c;
 
-  init_mode(&s, mode);
-  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
-  claim_as_awake_writer(&s);
-  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  last_reader_leaves_an_awake_writers_claim(&s, mode);
   c = count_of(&s);
   ck_assert_int_eq(FL_RWSEM_READERS(c), 0);
   ck_assert_msg(c & FL_RWSEM_WPEND,
@@ -621,12 +618,9 @@ END_TEST
 START_TEST(downgrade_ends_its_own_claim)
 {
   fl_rwsem_t s;
-  unsigned mode = modes[_i] & ~FL_RWSEM_READ_BIAS;
 
-  init_mode(&s, mode);
-  ck_assert_int_eq(fl_rwsem_down_read(&s), 0);
-  claim_as_awake_writer(&s);
-  ck_assert_int_eq(fl_rwsem_up_read(&s), 0);
+  last_reader_leaves_an_awake_writers_claim(&s,
+                                            modes[_i] & ~FL_RWSEM_READ_BIAS);
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
   ck_assert_int_eq(fl_rwsem_downgrade_write(&s), 0);
   ck_assert_int_eq(readers_of(&s), 1);

@@ -19,8 +19,9 @@
  * slot 0 at depth 1.  Recursion, other slots and everything else are
  * here.  A thread gets a row the first time it reads a READ_BIAS lock and
  * gives it back when it exits (unless it exits holding read locks through
- * it); until then, and in a process a tool watches, its row is no_row.  Threads beyond ROWS, and locks beyond ROW_SLOTS per
- * thread, use the count word: slower, never wrong.
+ * it); until then, and in a process a tool watches, its row is NO_ROW.
+ * Threads beyond ROWS, and locks beyond ROW_SLOTS per thread, use the
+ * count word: slower, never wrong.
  *
  * The bias word (s->bias): ON, MODE, WATCHED (<fastlock/bits/rwsem.h>),
  * and in bits 30..3 the time (ticks of 1024 ns, modulo 2^28) before which
@@ -107,7 +108,7 @@ static struct row *my_row(void)
 {
   int32_t *e = fl_rwsem_thread.bias_row;
 
-  return e == &fl_rwsem_no_row ? NULL : (struct row *)(void *)e;
+  return e == NO_ROW ? NULL : (struct row *)(void *)e;
 }
 
 static void row_release(void *p);
@@ -150,7 +151,7 @@ static void row_release(void *p)
   uint32_t i = (uint32_t)(r - rows);
   int j;
 
-  fl_rwsem_thread.bias_row = (int32_t *)&fl_rwsem_no_row;
+  fl_rwsem_thread.bias_row = NO_ROW;
   for (j = 0; j < ROW_SLOTS; j++)
     if (fl_load_relaxed(&r->e[j]) != 0)
       return; /* it still holds read locks through the row: keep it */

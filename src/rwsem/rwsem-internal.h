@@ -73,6 +73,9 @@ int32_t fl_rwsem_self_get(void);
 
 /* bias.c.  */
 extern const int32_t fl_rwsem_no_row;
+/* bias_row of a thread without a row (<fastlock/bits/rwsem.h>): read by
+ * the inline paths, never written.  */
+#define NO_ROW ((int32_t *)&fl_rwsem_no_row)
 int32_t fl_rwsem_bias_new_id(void);
 /* down_read of a READ_BIAS lock.  */
 int fl_rwsem_bias_lock_read(fl_rwsem_t *s, const struct fl_rwsem_wait *w);

@@ -173,8 +173,9 @@ static int64_t turn_lease_ns(void)
 /* Who the calling thread is.                                          */
 /* ------------------------------------------------------------------ */
 
-__thread struct fl_rwsem_thread fl_rwsem_thread __attribute__((tls_model(
-    "initial-exec"))) = { FL_RWSEM_NO_TID, -1, (int32_t *)&fl_rwsem_no_row };
+__thread struct fl_rwsem_thread fl_rwsem_thread
+    __attribute__((tls_model("initial-exec"))) = { FL_RWSEM_NO_TID, -1,
+                                                   NO_ROW };
 
 /* In the child of fork: the TID of the thread that forked (the child's
  * only thread is its copy), which owns the process-private locks it held
