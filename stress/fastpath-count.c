@@ -8,14 +8,22 @@
  * library (glibc) or inline too (Concurrency Kit's headers).  The count
  * script runs this twice, with N and 2N, so that everything done once
  * (a thread's first-use set-up, the function's frame) cancels, and
- * subtracts the loop's own instructions, measured on pair_empty.  */
+ * subtracts the loop's own instructions, measured on pair_empty.
+ *
+ * The IPC pairs (a wait for one object and its release, in a region on
+ * an anonymous memfd) stand beside an FL_PSHARED rwsem write pair, the
+ * yardstick of <fastlock/ipc.h>'s cost.  */
 #include "config.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <fastlock/counter.h>
+#include <fastlock/ipc.h>
 #include <fastlock/rwsem.h>
 #include <fastlock/spinlock.h>
 
@@ -24,7 +32,10 @@
 # include <ck_spinlock.h>
 #endif
 
-static fl_rwsem_t rwsem, rwsem_bias;
+static fl_rwsem_t rwsem, rwsem_bias, rwsem_pshared;
+static fl_ipc_t *region;
+static fl_ipc_obj_t ipc_sem, ipc_mutex;
+static uint32_t ipc_index;
 static fl_spinlock_t spin;
 static fl_ticketlock_t ticket;
 static fl_qspinlock_t qspin;
@@ -63,6 +74,14 @@ PAIR(fl_rwsem_bias_read,
      (fl_rwsem_down_read(&rwsem_bias), fl_rwsem_up_read(&rwsem_bias)))
 PAIR(fl_rwsem_bias_write,
      (fl_rwsem_down_write(&rwsem_bias), fl_rwsem_up_write(&rwsem_bias)))
+PAIR(fl_rwsem_pshared_write,
+     (fl_rwsem_down_write(&rwsem_pshared), fl_rwsem_up_write(&rwsem_pshared)))
+PAIR(fl_ipc_sem,
+     (fl_ipc_wait_any(region, 1, &ipc_sem, CLOCK_MONOTONIC, NULL, &ipc_index),
+      fl_ipc_sem_release(region, ipc_sem, 1, NULL)))
+PAIR(fl_ipc_mutex,
+     (fl_ipc_wait_any(region, 1, &ipc_mutex, CLOCK_MONOTONIC, NULL, &ipc_index),
+      fl_ipc_mutex_release(region, ipc_mutex, NULL)))
 PAIR(fl_spin, (fl_spin_lock(&spin), fl_spin_unlock(&spin)))
 PAIR(fl_ticket, (fl_ticket_lock(&ticket), fl_ticket_unlock(&ticket)))
 PAIR(fl_qspin, (fl_qspin_lock(&qspin), fl_qspin_unlock(&qspin)))
@@ -97,6 +116,9 @@ static void (*const pairs[])(long) = {
   pair_fl_rwsem_write,
   pair_fl_rwsem_bias_read,
   pair_fl_rwsem_bias_write,
+  pair_fl_rwsem_pshared_write,
+  pair_fl_ipc_sem,
+  pair_fl_ipc_mutex,
   pair_fl_spin,
   pair_fl_ticket,
   pair_fl_qspin,
@@ -125,6 +147,27 @@ static void must(int rc, const char *what)
   }
 }
 
+/* A small region on a memfd, with one semaphore and one mutex.  */
+static void ipc_setup(void)
+{
+  size_t size;
+  void *mem;
+  int fd;
+
+  must(fl_ipc_region_size(4, 2, &size), "fl_ipc_region_size");
+  fd = memfd_create("fastpath-count", 0);
+  if (fd < 0 || ftruncate(fd, (off_t)size) != 0
+      || (mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0))
+             == MAP_FAILED) {
+    perror("fastpath-count: memfd");
+    exit(1);
+  }
+  must(fl_ipc_format(mem, size, 4, 2), "fl_ipc_format");
+  must(fl_ipc_attach(mem, size, fd, &region), "fl_ipc_attach");
+  must(fl_ipc_sem_create(region, NULL, 1, 1, &ipc_sem), "fl_ipc_sem_create");
+  must(fl_ipc_mutex_create(region, NULL, 0, &ipc_mutex), "fl_ipc_mutex_create");
+}
+
 int main(int argc, char **argv)
 {
   long n = argc > 1 ? atol(argv[1]) : 100000;
@@ -136,6 +179,8 @@ int main(int argc, char **argv)
   }
   must(fl_rwsem_init(&rwsem, 0), "fl_rwsem_init");
   must(fl_rwsem_init(&rwsem_bias, FL_RWSEM_READ_BIAS), "fl_rwsem_init");
+  must(fl_rwsem_init(&rwsem_pshared, FL_PSHARED), "fl_rwsem_init");
+  ipc_setup();
   must(fl_spin_init(&spin, 0), "fl_spin_init");
   must(fl_ticket_init(&ticket, 0), "fl_ticket_init");
   must(fl_qspin_init(&qspin, 0), "fl_qspin_init");

@@ -387,12 +387,18 @@ static int checker(const char *region, struct ledger *l)
   while (!__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE)) {
     fl_ipc_lock(r);
     for (p = 0; p < NPAIR; p++) {
-      const struct fl_ipc_object *a =
-          &fl_ipc_objects(r)[FL_IPC_ID_INDEX(o[PAIR0 + 2 * p].id)];
-      const struct fl_ipc_object *b =
-          &fl_ipc_objects(r)[FL_IPC_ID_INDEX(o[PAIR0 + 2 * p + 1].id)];
-      if (a->a != 0 && (b->a != a->a || b->b != a->b)) {
-        uint32_t oa = a->a, ob = b->a;
+      uint32_t ia = FL_IPC_ID_INDEX(o[PAIR0 + 2 * p].id);
+      uint32_t ib = FL_IPC_ID_INDEX(o[PAIR0 + 2 * p + 1].id);
+      const struct fl_ipc_object *a = &fl_ipc_objects(r)[ia];
+      const struct fl_ipc_object *b = &fl_ipc_objects(r)[ib];
+      uint32_t oa, ob;
+
+      /* Held, the pair is one state: no fastpath changes it meanwhile. */
+      fl_ipc_hold(r, ia);
+      fl_ipc_hold(r, ib);
+      oa = a->a & ~FL_IPC_SLOW;
+      ob = b->a & ~FL_IPC_SLOW;
+      if (oa != 0 && (ob != oa || b->b != a->b)) {
         fl_ipc_unlock(r);
         violation(l, &l->partial,
                   "wait-all seen partial: pair %d owned by "

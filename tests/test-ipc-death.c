@@ -415,6 +415,39 @@ START_TEST(fork_child_handle)
 }
 END_TEST
 
+static uint32_t write_rwsem(fl_ipc_t *c)
+{
+  fl_ipc_obj_t rw;
+  fl_rwsem_t *p;
+
+  if (fl_ipc_obj_open(c, "rw", &rw) != 0 || fl_ipc_rwsem(c, rw, &p) != 0
+      || fl_rwsem_down_write(p) != 0)
+    return 0;
+  return 1;
+}
+
+/* The rwsem object is FL_ROBUST: a writer killed holding it is found by
+ * the next writer, which gets it with EOWNERDEAD.  */
+START_TEST(rwsem_writer_killed)
+{
+  fl_ipc_obj_t rw;
+  fl_rwsem_t *p;
+  struct child ch;
+
+  ck_assert_int_eq(fl_ipc_rwsem_create(r, "rw", &rw), 0);
+  ck_assert_int_eq(fl_ipc_rwsem(r, rw, &p), 0);
+  ch = spawn(write_rwsem, 1);
+  ck_assert_uint_eq(ch.word, 1);
+  ck_assert_int_eq(fl_rwsem_down_write_trylock(p), EBUSY);
+  kill9(&ch);
+  ck_assert_int_eq(fl_rwsem_down_write(p), EOWNERDEAD);
+  ck_assert_int_eq(fl_rwsem_consistent(p), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(p), 0);
+  ck_assert_int_eq(fl_rwsem_down_write(p), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(p), 0);
+}
+END_TEST
+
 static Suite *death_suite(void)
 {
   Suite *s = suite_create("ipc-death");
@@ -431,6 +464,7 @@ static Suite *death_suite(void)
   tcase_add_test(tc, lock_holder_killed);
   tcase_add_test(tc, dead_references_and_reuse);
   tcase_add_test(tc, fork_child_handle);
+  tcase_add_test(tc, rwsem_writer_killed);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -6,6 +6,9 @@
 
 #include <fastlock/ipc.h>
 
+#include <fastlock/arch/atomic.h>
+#include <fastlock/common.h>
+
 #include "ipc/ipc-internal.h"
 #include "sys/clock.h"
 
@@ -65,8 +68,10 @@ START_TEST(layout_fixed)
   /* The same in every ABI: only 32-bit words, no pointers.  */
   ck_assert_uint_eq(sizeof(struct fl_ipc_hdr), 128);
   ck_assert_uint_eq(sizeof(struct fl_ipc_undo), 8);
-  ck_assert_uint_eq(sizeof(struct fl_ipc_client), 72);
+  ck_assert_uint_eq(sizeof(struct fl_ipc_client), 76);
   ck_assert_uint_eq(sizeof(struct fl_ipc_object), 128);
+  ck_assert_uint_eq(offsetof(struct fl_ipc_object, a),
+                    16); /* (a, b) 8-aligned */
   ck_assert_uint_eq(offsetof(struct fl_ipc_object, rwsem), 32);
   ck_assert_uint_eq(sizeof(struct fl_ipc_wait), 288);
   ck_assert_uint_eq(sizeof(fl_ipc_obj_t), 8);
@@ -663,6 +668,167 @@ START_TEST(undo_log)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The fastpath and the SLOW bit (src/ipc/fastpath.c).                 */
+
+static struct fl_ipc_object *object_of(fl_ipc_obj_t h)
+{
+  return &fl_ipc_objects(r)[FL_IPC_ID_INDEX(h.id)];
+}
+
+/* The object's word as the fastpaths see it.  */
+static uint32_t word_of(fl_ipc_obj_t h)
+{
+  return __atomic_load_n(&object_of(h)->a, __ATOMIC_ACQUIRE);
+}
+
+static int wait_one(fl_ipc_obj_t h, const struct timespec *d)
+{
+  uint32_t index;
+
+  return fl_ipc_wait_any(r, 1, &h, CLOCK_MONOTONIC, d, &index);
+}
+
+START_TEST(fastpath_slow_bit)
+{
+  fl_ipc_obj_t s, m;
+  struct timespec now = past_deadline();
+  uint32_t prev, rec;
+
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, FL_IPC_SLOW, &s), EINVAL);
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, FL_IPC_SLOW - 1, &s), 0);
+  /* A wait that timed out held the semaphore; no one waits, so its
+   * unlock let go.  */
+  ck_assert_int_eq(wait_one(s, &now), ETIMEDOUT);
+  ck_assert_uint_eq(word_of(s), 0);
+  ck_assert_uint_eq(object_of(s)->waiters, 0);
+  /* A holder that died leaves SLOW: the next operation takes the lock,
+   * whose unlock lets go.  */
+  __atomic_fetch_or(&object_of(s)->a, FL_IPC_SLOW, __ATOMIC_SEQ_CST);
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, 2, &prev), 0);
+  ck_assert_uint_eq(prev, 0);
+  ck_assert_uint_eq(word_of(s), 2);
+  ck_assert_int_eq(wait_one(s, &now), 0);
+  ck_assert_uint_eq(word_of(s), 1);
+  /* The mutex: a fastpath owner is its tag alone in the word.  */
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &m), 0);
+  ck_assert_int_eq(wait_one(m, &now), 0);
+  ck_assert_uint_eq(word_of(m), fl_ipc_client_id(r));
+  ck_assert_uint_eq(object_of(m)->b, (uint32_t)gettid());
+  /* Recursion goes through the lock both ways; each unlock lets go.  */
+  ck_assert_int_eq(wait_one(m, &now), 0);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, m, NULL, NULL, &rec), 0);
+  ck_assert_uint_eq(rec, 2);
+  ck_assert_uint_eq(word_of(m), fl_ipc_client_id(r));
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), 0);
+  ck_assert_uint_eq(prev, 2);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), 0);
+  ck_assert_uint_eq(prev, 1);
+  ck_assert_uint_eq(word_of(m), 0);
+  ck_assert_uint_eq(object_of(m)->b, 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), EPERM);
+  ck_assert_uint_eq(word_of(m), 0);
+}
+END_TEST
+
+/* A mutex whose owner's client is not LIVE: what a process cut off by
+ * fl_ipc_client_died leaves when its fastpath acquire passed the
+ * clean-up's scan.  The next waiter abandons it.  */
+START_TEST(owner_not_live_is_abandoned)
+{
+  fl_ipc_obj_t m;
+  struct timespec d = later(LONG_NS);
+  struct fl_ipc_object *o;
+  uint32_t owner, rec, dead = 6 | 1u << 16; /* client slot 5, never claimed */
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &m), 0);
+  o = object_of(m);
+  fl_ipc_lock(r);
+  fl_ipc_hold(r, FL_IPC_ID_INDEX(m.id));
+  fl_ipc_set(r, &o->a, dead | FL_IPC_SLOW);
+  fl_ipc_set(r, &o->b, 4242);
+  fl_ipc_unlock(r);
+  ck_assert_uint_eq(word_of(m), dead);
+  ck_assert_int_eq(wait_one(m, &d), EOWNERDEAD);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, m, &owner, NULL, &rec), 0);
+  ck_assert_uint_eq(owner, fl_ipc_client_id(r));
+  ck_assert_uint_eq(rec, 1);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), 0);
+  ck_assert_int_eq(wait_one(m, &d), 0);
+  ck_assert_uint_eq(word_of(m), fl_ipc_client_id(r));
+}
+END_TEST
+
+/* Uncontended pairs on the fastpath need no region lock: they complete
+ * while this thread holds it.  */
+static void *fast_pairs(void *arg)
+{
+  const fl_ipc_obj_t *h = arg;
+  struct timespec d = later(LONG_NS);
+  int i;
+
+  for (i = 0; i < 1000; i++) {
+    if (wait_one(h[0], &d) != 0 || fl_ipc_sem_release(r, h[0], 1, NULL) != 0)
+      return (void *)1;
+#if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_8)
+    if (wait_one(h[1], &d) != 0 || fl_ipc_mutex_release(r, h[1], NULL) != 0)
+      return (void *)1;
+#endif
+  }
+  return NULL;
+}
+
+START_TEST(fastpath_needs_no_region_lock)
+{
+  fl_ipc_obj_t h[2];
+  struct timespec d;
+  pthread_t t;
+  void *ret;
+  int rc;
+
+  if (fl_load_relaxed(&fl_tools_active) != 0)
+    return; /* the race tools' runs take the lock on purpose */
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 1, 1, &h[0]), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &h[1]), 0);
+  fl_ipc_lock(r);
+  ck_assert_int_eq(pthread_create(&t, NULL, fast_pairs, h), 0);
+  /* A guard against a hang, not a timing: a pair that needed the lock
+   * would wait for it forever.  */
+  d = fl_deadline_after_ns(CLOCK_REALTIME, LONG_NS);
+  rc = pthread_timedjoin_np(t, &ret, &d);
+  fl_ipc_unlock(r);
+  if (rc != 0)
+    pthread_join(t, &ret);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_ptr_null(ret);
+}
+END_TEST
+
+/* A waiter holds the mutex's word (SLOW) while it waits, so the owner's
+ * release goes to the lock and grants it; the grant lets go.  */
+START_TEST(waiter_sends_release_to_lock)
+{
+  fl_ipc_obj_t m;
+  struct timespec now = past_deadline();
+  struct waiter w = { .n = 1 };
+  pthread_t t;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &m), 0);
+  ck_assert_int_eq(wait_one(m, &now), 0);
+  w.objs[0] = m;
+  t = start_waiter(&w, 0);
+  ck_assert_uint_eq(word_of(m), fl_ipc_client_id(r) | FL_IPC_SLOW);
+  ck_assert_uint_eq(object_of(m)->waiters, 1);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), 0);
+  pthread_join(t, NULL);
+  ck_assert_int_eq(w.rc, 0);
+  ck_assert_uint_eq(word_of(m), fl_ipc_client_id(r));
+  ck_assert_uint_eq(object_of(m)->waiters, 0);
+  ck_assert_uint_ne(object_of(m)->b, (uint32_t)gettid());
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), EPERM);
+}
+END_TEST
+
 static Suite *ipc_suite(void)
 {
   Suite *s = suite_create("ipc");
@@ -689,6 +855,8 @@ static Suite *ipc_suite(void)
   tcase_add_test(tc, wait_timeout);
   tcase_add_test(tc, rwsem_object);
   tcase_add_test(tc, undo_log);
+  tcase_add_test(tc, fastpath_slow_bit);
+  tcase_add_test(tc, owner_not_live_is_abandoned);
   suite_add_tcase(s, tc);
   /* Cases with a second thread.  */
   tcase_add_checked_fixture(tt, setup, teardown);
@@ -699,6 +867,8 @@ static Suite *ipc_suite(void)
   tcase_add_test(tt, pulse_auto);
   tcase_add_test(tt, wait_all_none_or_all);
   tcase_add_test(tt, fifo_grants);
+  tcase_add_test(tt, fastpath_needs_no_region_lock);
+  tcase_add_test(tt, waiter_sends_release_to_lock);
   suite_add_tcase(s, tt);
   return s;
 }

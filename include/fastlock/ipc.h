@@ -6,9 +6,9 @@
  * a round trip to the server.  The semantics are those of the Win32 calls
  * (and of Linux's ntsync driver, which implements them for Wine):
  *
- *   semaphore  a count and a maximum.  Waiting takes one unit; release(n)
- *              gives back n and fails with EOVERFLOW, count unchanged, if
- *              the count would pass the maximum.
+ *   semaphore  a count and a maximum (below 2^31).  Waiting takes one
+ *              unit; release(n) gives back n and fails with EOVERFLOW,
+ *              count unchanged, if the count would pass the maximum.
  *   mutex      an owner (a thread of a process: unique in the region,
  *              whatever PID namespace each process lives in) and a
  *              recursion count.  Only the owner may release it (EPERM).
@@ -19,9 +19,11 @@
  *              waiter) or auto-reset (a waiter that acquires it resets
  *              it); set, reset and pulse (set, satisfy whoever waits now,
  *              reset).
- *   rwsem      an fl_rwsem_t (<fastlock/rwsem.h>, FL_PSHARED) kept in the
- *              region by name like the others; it is used through the
- *              rwsem API, not waited on here.
+ *   rwsem      an fl_rwsem_t (<fastlock/rwsem.h>, FL_PSHARED | FL_ROBUST)
+ *              kept in the region by name like the others; it is used
+ *              through the rwsem API, not waited on here.  A writer that
+ *              dies holding it is found by the next writer (EOWNERDEAD:
+ *              fl_rwsem(3)); read holders that die are not.
  *
  * fl_ipc_wait_any acquires one of up to FL_IPC_WAIT_MAX objects (the
  * first one in the array that can be acquired) and says which;
@@ -40,6 +42,11 @@
  * processes together, share its objects.  Its header carries a magic
  * number and a layout version; a region of another version is refused
  * with EPROTO, anything else with EBADMSG.
+ *
+ * Cost: a wait for one semaphore or mutex that can be acquired at once,
+ * and a release that no waiter is owed, are one compare-and-swap on the
+ * object (no system call, no region-wide lock); everything else takes
+ * the region's internal lock (fl_ipc(3), IMPLEMENTATION).
  *
  * Memory ordering: every acquisition is an acquire operation and every
  * release, set or pulse a release operation: what a process did before
@@ -149,7 +156,8 @@ FL_EXPORT int fl_ipc_mutex_create(fl_ipc_t *r, const char *name,
 FL_EXPORT int fl_ipc_event_create(fl_ipc_t *r, const char *name,
                                   int manual_reset, int signaled,
                                   fl_ipc_obj_t *out);
-/* The rwsem is made with fl_rwsem_init(FL_PSHARED).  */
+/* The rwsem is made with fl_rwsem_init(FL_PSHARED | FL_ROBUST).
+ * fl_ipc_sem_create: EINVAL if max is 0 or 2^31 or more, or count > max. */
 FL_EXPORT int fl_ipc_rwsem_create(fl_ipc_t *r, const char *name,
                                   fl_ipc_obj_t *out);
 

@@ -34,6 +34,15 @@
  *    slot's byte; the kernel drops it when the process dies, whatever
  *    its PID namespace.  liveness.c explains and bounds it.
  *
+ * 5. Semaphores and mutexes have a fastpath (fastpath.c) that bypasses
+ *    the region lock: one compare-and-swap on the object's word while its
+ *    SLOW bit is clear.  A section of the region lock that touches such an
+ *    object first sets SLOW (fl_ipc_hold, lock.c): from then on no
+ *    fastpath changes the word, and the section owns it as it owns the
+ *    rest of the region (its writes are logged and undoable).  The unlock
+ *    clears SLOW again, after the last checkpoint, on every object no one
+ *    waits for.  fastpath.c has the protocol's table.
+ *
  * Every field is a uint32_t at a fixed offset: the layout is the same in
  * 32- and 64-bit processes and holds no pointers (offsets from the
  * region's start instead).
@@ -56,7 +65,7 @@
 #include <stdint.h>
 
 #define FL_IPC_MAGIC 0x50494c46u /* "FLIP" in a little-endian dump */
-#define FL_IPC_VERSION 1u
+#define FL_IPC_VERSION 2u
 #define FL_IPC_LOG_MAX 1024u  /* > the largest section between checkpoints */
 #define FL_IPC_REPORT_MAX 14u /* abandoned mutexes kept per dead client */
 #define FL_IPC_WAITS_PER_CLIENT 4u
@@ -82,6 +91,7 @@ struct fl_ipc_hdr {
 };
 
 #define FL_IPC_LOCK_WAITERS 0x80000000u
+#define FL_IPC_SLOW 0x80000000u
 
 struct fl_ipc_undo {
   uint32_t off; /* of the word, from the region start */
@@ -99,7 +109,9 @@ struct fl_ipc_undo {
  * no mutex, holds no reference, has no WAITING or GRANTED wait slot.  */
 struct fl_ipc_client {
   uint32_t state, gen, pid;
-  uint32_t nabandoned;                   /* mutexes its clean-up abandoned */
+  uint32_t closing;    /* 1 from the start of its clean-up until its slot is
+                       claimed again: the mutex fastpath's cue (fastpath.c) */
+  uint32_t nabandoned; /* mutexes its clean-up abandoned */
   uint32_t abandoned[FL_IPC_REPORT_MAX]; /* their ids (the first ones) */
 };
 
@@ -113,16 +125,20 @@ enum {
 /* An object slot.  type 0 is free; gen counts frees (an object id is
  * index | gen << 16, so a stale handle is refused).  refs is the sum of
  * refs[c][this] over all clients; the slot is freed when it reaches 0.
- *   semaphore:  a = count, b = max                 (a <= b)
- *   mutex:      a = owner client tag (0: none), b = owner's thread id,
- *               c = recursion (0 iff a == 0), d = 1 if abandoned since its
- *               last owner (then a == 0)
- *   event:      a = 1 if signalled
+ * waiters is the number of WAITING wait slots that name the object.
+ *   semaphore:  a = count | SLOW, b = max          (count <= b < SLOW)
+ *   mutex:      a = owner client tag (0: none) | SLOW, b = owner's thread
+ *               id (0 iff no owner), c = recursion - 1 (0 if no owner),
+ *               d = 1 if abandoned since its last owner (then no owner,
+ *               and SLOW)
+ *   event:      a = 1 if signalled (no fastpath, no SLOW)
+ * FL_IPC_SLOW in a: a section of the region lock holds the object
+ * (fastpath.c); invariant: waiters > 0 implies SLOW.  a and b are one
+ * 8-byte-aligned pair, which the mutex fastpath swaps as one word.
  * The name is NUL-padded, compared only while type != 0.  */
 struct fl_ipc_object {
-  uint32_t type, gen, refs;
+  uint32_t type, gen, refs, waiters;
   uint32_t a, b, c, d;
-  uint32_t pad;
   fl_rwsem_t rwsem; /* the rwsem object's lock */
   uint32_t name[16];
 };
@@ -168,6 +184,10 @@ struct fl_ipc {
    * under the lock would only make the woken thread sleep on it.  */
   uint32_t nwake;
   uint32_t wake[16];
+  /* Objects the current section holds (fl_ipc_hold); past the array's
+   * end, nheld counts on and the unlock visits every object.  */
+  uint32_t nheld;
+  uint32_t held[16];
 };
 
 #define FL_IPC_TAG_INDEX(tag) (((tag)&0xffffu) - 1u)
@@ -209,6 +229,9 @@ void fl_ipc_lock(fl_ipc_t *r);
 void fl_ipc_unlock(fl_ipc_t *r);
 void fl_ipc_set(fl_ipc_t *r, uint32_t *word, uint32_t value);
 void fl_ipc_checkpoint(fl_ipc_t *r);
+/* Set SLOW on a semaphore or mutex (no-op for other types) for the rest
+ * of the section; the unlock clears it if no one waits.  */
+void fl_ipc_hold(fl_ipc_t *r, uint32_t index);
 /* Tell the race tools about this view's lock word (once, on joining). */
 void fl_ipc_annotate(fl_ipc_t *r);
 /* fl_ipc_lock, and then ENOTCONN (lock released) if this process was
@@ -258,6 +281,9 @@ int fl_ipc_acquire(fl_ipc_t *r, struct fl_ipc_object *o, uint32_t tag,
 
 /* wait.c: grant every waiter that can now be satisfied.  */
 void fl_ipc_wake_scan(fl_ipc_t *r);
+/* A WAITING slot leaves that state for state (GRANTED or FREE, or
+ * CANCELLED): nwaiting and its objects' waiters go down.  */
+void fl_ipc_wait_leave(fl_ipc_t *r, struct fl_ipc_wait *w, uint32_t state);
 /* Queue a futex word for waking at unlock.  */
 void fl_ipc_wake_later(fl_ipc_t *r, uint32_t *word);
 
@@ -265,5 +291,16 @@ void fl_ipc_wake_later(fl_ipc_t *r, uint32_t *word);
  * its mutexes, end its waits (state: FREE if it is dead, CANCELLED if it
  * may still run), drop its references, set its state.  */
 void fl_ipc_cleanup(fl_ipc_t *r, uint32_t index, uint32_t state);
+/* Abandon mutex index, owned by client index owner (held, under the
+ * lock): no owner, abandoned, reported in the client's list.  */
+void fl_ipc_abandon(fl_ipc_t *r, uint32_t index, uint32_t owner);
+
+/* fastpath.c: the operations without the region lock.  Each returns
+ * FL_IPC_SLOWPATH when it cannot decide (the caller takes the lock).  */
+#define FL_IPC_SLOWPATH (-1)
+int fl_ipc_fast_wait(fl_ipc_t *r, fl_ipc_obj_t h);
+int fl_ipc_fast_sem_release(fl_ipc_t *r, fl_ipc_obj_t h, uint32_t n,
+                            uint32_t *prev);
+int fl_ipc_fast_mutex_release(fl_ipc_t *r, fl_ipc_obj_t h, uint32_t *prev);
 
 #endif /* FASTLOCK_IPC_INTERNAL_H */

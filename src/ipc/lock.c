@@ -55,7 +55,8 @@ static int32_t *lock_word(fl_ipc_t *r)
 }
 
 /* Undo a dead holder's section (see the top), wake every waiter it may
- * have granted without waking, and clean up after it.  */
+ * have granted without waking, clean up after it, and grant what the
+ * undo left grantable.  */
 static void recover(fl_ipc_t *r, uint32_t dead_tag)
 {
   struct fl_ipc_hdr *h = fl_ipc_hdr(r);
@@ -85,6 +86,10 @@ static void recover(fl_ipc_t *r, uint32_t dead_tag)
         && (c->gen & 0x7fffu) == (dead_tag >> 16))
       fl_ipc_cleanup(r, index, FL_IPC_CLIENT_DEAD);
   }
+  /* The undo may have taken back a grant whose release stands (the
+   * release's own checkpoint came first): grant again, whatever became
+   * of the dead holder's client (models/ipc.pml, BUG_RECOVER_NO_SCAN).  */
+  fl_ipc_wake_scan(r);
 }
 
 /* Is the process that took the lock as holder gone?  Our own slot's
@@ -146,6 +151,7 @@ void fl_ipc_lock(fl_ipc_t *r)
   FL_TSAN_POST_LOCK(lock_word(r), 0u);
   FL_VG_RWLOCK_ACQUIRED(lock_word(r), 1);
   r->nwake = 0;
+  r->nheld = 0;
   if (dead != 0)
     recover(r, dead);
 }
@@ -185,12 +191,55 @@ void fl_ipc_checkpoint(fl_ipc_t *r)
   fl_store_release((int32_t *)&fl_ipc_hdr(r)->log_n, 0);
 }
 
+/* Give object index back to the fastpaths if no one waits for it and it
+ * has no abandonment to report.  After the last checkpoint: a word the
+ * fastpaths may change again must never be in the undo log.  */
+static void let_go(fl_ipc_t *r, uint32_t index)
+{
+  struct fl_ipc_object *o = &fl_ipc_objects(r)[index];
+  uint32_t v = (uint32_t)fl_load_relaxed((int32_t *)&o->a);
+
+  if ((v & FL_IPC_SLOW) && o->waiters == 0
+      && !(o->type == FL_IPC_MUTEX && o->d != 0))
+    /* Release: the section's writes to the object are in memory before
+     * a fastpath can see the word without SLOW.  */
+    fl_store_release((int32_t *)&o->a, (int32_t)(v & ~FL_IPC_SLOW));
+}
+
+void fl_ipc_hold(fl_ipc_t *r, uint32_t index)
+{
+  struct fl_ipc_object *o = &fl_ipc_objects(r)[index];
+  uint32_t v;
+
+  if (o->type != FL_IPC_SEM && o->type != FL_IPC_MUTEX)
+    return;
+  /* Not logged: a holder that dies leaves SLOW set, which only sends the
+   * fastpaths to the lock until a later section holds and lets go.
+   * Acquire: what the fastpath's last owner did is seen here.  */
+  do
+    v = (uint32_t)fl_load_acquire((int32_t *)&o->a);
+  while (!(v & FL_IPC_SLOW)
+         && (uint32_t)fl_atomic_cmpxchg_acquire((int32_t *)&o->a, (int32_t)v,
+                                                (int32_t)(v | FL_IPC_SLOW))
+                != v);
+  if (r->nheld < sizeof r->held / sizeof r->held[0])
+    r->held[r->nheld] = index;
+  r->nheld++;
+}
+
 void fl_ipc_unlock(fl_ipc_t *r)
 {
   uint32_t wake[sizeof r->wake / sizeof r->wake[0]];
   uint32_t i, n = r->nwake;
 
   fl_ipc_checkpoint(r);
+  if (r->nheld > sizeof r->held / sizeof r->held[0]) {
+    for (i = 0; i < fl_ipc_hdr(r)->nobjects; i++)
+      let_go(r, i);
+  } else {
+    for (i = 0; i < r->nheld; i++)
+      let_go(r, r->held[i]);
+  }
   for (i = 0; i < n; i++)
     wake[i] = r->wake[i];
   FL_VG_RWLOCK_RELEASED(lock_word(r), 1);

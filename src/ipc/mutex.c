@@ -1,6 +1,8 @@
-/* src/ipc/mutex.c: mutexes (ipc-internal.h: a = owner's client tag, b =
- * owner's thread id, c = recursion, d = abandoned).  Acquiring is a wait
- * (wait.c); here are creating, releasing and reading.
+/* src/ipc/mutex.c: mutexes (ipc-internal.h: a = owner's client tag |
+ * SLOW, b = owner's thread id, c = recursion - 1, d = abandoned).
+ * Acquiring is a wait (wait.c); here are creating, releasing and reading.
+ * A release by the owner at recursion 1 tries the fastpath first
+ * (fastpath.c).
  *
  *   state                   transitions
  *   free (a = 0)            acquire -> owned by T, recursion 1
@@ -30,7 +32,6 @@ int fl_ipc_mutex_create(fl_ipc_t *r, const char *name, int initially_owned,
   if (initially_owned) {
     v[0] = r->tag;
     v[1] = fl_ipc_tid();
-    v[2] = 1;
   }
   return fl_ipc_object_create(r, name, FL_IPC_MUTEX, v, out);
 }
@@ -41,17 +42,22 @@ int fl_ipc_mutex_release(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *prev)
   uint32_t i;
   int rc, freed = 0;
 
+  if (r != NULL
+      && (rc = fl_ipc_fast_mutex_release(r, mutex, prev)) != FL_IPC_SLOWPATH)
+    return rc;
   if ((rc = fl_ipc_enter_object(r, mutex, FL_IPC_MUTEX, &i)) != 0)
     return rc;
+  fl_ipc_hold(r, i);
   o = &fl_ipc_objects(r)[i];
-  if (o->a != r->tag || o->b != fl_ipc_tid()) {
+  if (o->a != (r->tag | FL_IPC_SLOW) || o->b != fl_ipc_tid()) {
     rc = EPERM;
   } else {
     if (prev != NULL)
-      *prev = o->c;
-    fl_ipc_set(r, &o->c, o->c - 1);
-    if (o->c == 0) {
-      fl_ipc_set(r, &o->a, 0);
+      *prev = o->c + 1;
+    if (o->c > 0) {
+      fl_ipc_set(r, &o->c, o->c - 1);
+    } else {
+      fl_ipc_set(r, &o->a, FL_IPC_SLOW);
       fl_ipc_set(r, &o->b, 0);
       fl_ipc_wake_scan(r);
       freed = 1;
@@ -72,13 +78,15 @@ int fl_ipc_mutex_read(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *owner,
 
   if ((rc = fl_ipc_enter_object(r, mutex, FL_IPC_MUTEX, &i)) != 0)
     return rc;
+  /* Held: a, b and c are read as one state.  */
+  fl_ipc_hold(r, i);
   o = &fl_ipc_objects(r)[i];
   if (owner != NULL)
-    *owner = o->a;
+    *owner = o->a & ~FL_IPC_SLOW;
   if (tid != NULL)
     *tid = o->b;
   if (recursion != NULL)
-    *recursion = o->c;
+    *recursion = o->a != FL_IPC_SLOW ? o->c + 1 : 0;
   fl_ipc_unlock(r);
   return rc;
 }

@@ -151,7 +151,7 @@ int fl_ipc_object_create(fl_ipc_t *r, const char *name, uint32_t type,
   /* The lock is written directly: nobody can reach it before the type,
    * written (undoably) below, makes the slot an object.  */
   if (type == FL_IPC_RWSEM)
-    fl_rwsem_init(&o[i].rwsem, FL_PSHARED);
+    fl_rwsem_init(&o[i].rwsem, FL_PSHARED | FL_ROBUST);
   for (k = 0; k < 16; k++)
     fl_ipc_set(r, &o[i].name[k], words[k]);
   fl_ipc_set(r, &o[i].a, v[0]);

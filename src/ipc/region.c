@@ -145,6 +145,7 @@ static int claim_client(fl_ipc_t *r)
   fl_ipc_set(r, &c->gen, gen);
   fl_ipc_set(r, &c->pid, (uint32_t)getpid());
   fl_ipc_set(r, &c->nabandoned, 0);
+  fl_ipc_set(r, &c->closing, 0);
   fl_ipc_set(r, &c->state, FL_IPC_CLIENT_LIVE);
   fl_ipc_unlock(r);
   return 0;

@@ -20,6 +20,8 @@
 
 #include "ipc/ipc-internal.h"
 
+#include <fastlock/arch/atomic.h>
+
 #include <errno.h>
 
 void fl_ipc_cleanup(fl_ipc_t *r, uint32_t index, uint32_t state)
@@ -31,39 +33,55 @@ void fl_ipc_cleanup(fl_ipc_t *r, uint32_t index, uint32_t state)
   uint32_t tag = (index + 1) | (c->gen & 0x7fffu) << 16;
   uint32_t i, k;
 
+  /* closing first, then (a full barrier) the scan: a fastpath acquire
+   * that the scan misses sees closing after its CAS (fastpath.c).  */
+  fl_ipc_set(r, &c->closing, 1);
+  fl_ipc_checkpoint(r);
+  fl_smp_mb();
   for (i = 0; i < h->nobjects; i++) {
-    if (o[i].type != FL_IPC_MUTEX || o[i].a != tag)
+    if (o[i].type != FL_IPC_MUTEX
+        || ((uint32_t)fl_load_relaxed((int32_t *)&o[i].a) & ~FL_IPC_SLOW)
+               != tag)
       continue;
-    k = c->nabandoned;
-    if (k < FL_IPC_REPORT_MAX)
-      fl_ipc_set(r, &c->abandoned[k], fl_ipc_handle(r, i).id);
-    fl_ipc_set(r, &c->nabandoned, k + 1);
-    fl_ipc_set(r, &o[i].a, 0);
-    fl_ipc_set(r, &o[i].b, 0);
-    fl_ipc_set(r, &o[i].c, 0);
-    fl_ipc_set(r, &o[i].d, 1);
+    fl_ipc_abandon(r, i, index);
     fl_ipc_checkpoint(r);
   }
   for (k = 0; k < h->nwaits; k++) {
+    uint32_t end = state == FL_IPC_CLIENT_KILLED ? FL_IPC_WAIT_CANCELLED
+                                                 : FL_IPC_WAIT_FREE;
     if (w[k].client != tag
         || (w[k].state != FL_IPC_WAIT_WAITING
             && w[k].state != FL_IPC_WAIT_GRANTED))
       continue;
     if (w[k].state == FL_IPC_WAIT_WAITING)
-      fl_ipc_set(r, &h->nwaiting, h->nwaiting - 1);
-    if (state == FL_IPC_CLIENT_KILLED) {
-      /* The process may still run and sleep there: it must learn.  */
-      fl_ipc_set(r, &w[k].state, FL_IPC_WAIT_CANCELLED);
+      fl_ipc_wait_leave(r, &w[k], end);
+    else
+      fl_ipc_set(r, &w[k].state, end);
+    /* A process cut off may still run and sleep there: it must learn.  */
+    if (end == FL_IPC_WAIT_CANCELLED)
       fl_ipc_wake_later(r, &w[k].state);
-    } else {
-      fl_ipc_set(r, &w[k].state, FL_IPC_WAIT_FREE);
-    }
     fl_ipc_checkpoint(r);
   }
   /* The waits' references are among the client's: all go here.  */
   fl_ipc_drop_refs(r, index);
   fl_ipc_set(r, &c->state, state);
   fl_ipc_wake_scan(r);
+}
+
+void fl_ipc_abandon(fl_ipc_t *r, uint32_t index, uint32_t owner)
+{
+  struct fl_ipc_client *c = &fl_ipc_clients(r)[owner];
+  struct fl_ipc_object *o = &fl_ipc_objects(r)[index];
+  uint32_t k = c->nabandoned;
+
+  fl_ipc_hold(r, index);
+  if (k < FL_IPC_REPORT_MAX)
+    fl_ipc_set(r, &c->abandoned[k], fl_ipc_handle(r, index).id);
+  fl_ipc_set(r, &c->nabandoned, k + 1);
+  fl_ipc_set(r, &o->a, FL_IPC_SLOW);
+  fl_ipc_set(r, &o->b, 0);
+  fl_ipc_set(r, &o->c, 0);
+  fl_ipc_set(r, &o->d, 1);
 }
 
 uint32_t fl_ipc_client_id(const fl_ipc_t *r)

@@ -52,12 +52,14 @@
 int fl_ipc_can_acquire(const struct fl_ipc_object *o, uint32_t tag,
                        uint32_t tid)
 {
+  uint32_t a = o->a & ~FL_IPC_SLOW;
+
   switch (o->type) {
     case FL_IPC_SEM:
-      return o->a > 0;
+      return a > 0;
     case FL_IPC_MUTEX:
       /* Free, or ours (recursion, up to what the count can hold).  */
-      return o->a == 0 || (o->a == tag && o->b == tid && o->c != UINT32_MAX);
+      return a == 0 || (a == tag && o->b == tid && o->c != UINT32_MAX - 1);
     case FL_IPC_EVENT:
     case FL_IPC_EVENT_MANUAL:
       return o->a != 0;
@@ -66,6 +68,7 @@ int fl_ipc_can_acquire(const struct fl_ipc_object *o, uint32_t tag,
   }
 }
 
+/* Under the lock, o held (fl_ipc_hold) if it is a semaphore or mutex.  */
 int fl_ipc_acquire(fl_ipc_t *r, struct fl_ipc_object *o, uint32_t tag,
                    uint32_t tid)
 {
@@ -76,11 +79,15 @@ int fl_ipc_acquire(fl_ipc_t *r, struct fl_ipc_object *o, uint32_t tag,
       fl_ipc_set(r, &o->a, o->a - 1);
       break;
     case FL_IPC_MUTEX:
+      if ((o->a & ~FL_IPC_SLOW) != 0) {
+        fl_ipc_set(r, &o->c, o->c + 1);
+        break;
+      }
       abandoned = o->d != 0;
       fl_ipc_set(r, &o->d, 0);
-      fl_ipc_set(r, &o->a, tag);
+      fl_ipc_set(r, &o->a, tag | FL_IPC_SLOW);
       fl_ipc_set(r, &o->b, tid);
-      fl_ipc_set(r, &o->c, o->c + 1);
+      fl_ipc_set(r, &o->c, 0);
       break;
     case FL_IPC_EVENT:
       fl_ipc_set(r, &o->a, 0);
@@ -123,6 +130,29 @@ static int try_acquire(fl_ipc_t *r, const uint32_t *idx, uint32_t n, int all,
   return 1;
 }
 
+static void hold_all(fl_ipc_t *r, const uint32_t *idx, uint32_t n)
+{
+  uint32_t i;
+
+  for (i = 0; i < n; i++)
+    fl_ipc_hold(r, idx[i]);
+}
+
+/* The objects are held in this section, so that the unlock lets go of
+ * those that no one waits for any more.  */
+void fl_ipc_wait_leave(fl_ipc_t *r, struct fl_ipc_wait *w, uint32_t state)
+{
+  struct fl_ipc_object *o = fl_ipc_objects(r);
+  uint32_t i;
+
+  for (i = 0; i < w->n; i++) {
+    fl_ipc_hold(r, w->obj[i]);
+    fl_ipc_set(r, &o[w->obj[i]].waiters, o[w->obj[i]].waiters - 1);
+  }
+  fl_ipc_set(r, &fl_ipc_hdr(r)->nwaiting, fl_ipc_hdr(r)->nwaiting - 1);
+  fl_ipc_set(r, &w->state, state);
+}
+
 void fl_ipc_wake_scan(fl_ipc_t *r)
 {
   struct fl_ipc_hdr *h = fl_ipc_hdr(r);
@@ -153,39 +183,45 @@ void fl_ipc_wake_scan(fl_ipc_t *r)
      * else it held go when its client is cleaned up).  */
     if (FL_IPC_TAG_INDEX(w[best].client) != r->client
         && !fl_ipc_client_alive(r, FL_IPC_TAG_INDEX(w[best].client))) {
-      fl_ipc_set(r, &w[best].state, FL_IPC_WAIT_FREE);
-      fl_ipc_set(r, &h->nwaiting, h->nwaiting - 1);
+      fl_ipc_wait_leave(r, &w[best], FL_IPC_WAIT_FREE);
       fl_ipc_checkpoint(r);
       continue;
     }
+    /* The slot's objects have waiters, so they are held (SLOW).  */
     if (try_acquire(r, w[best].obj, w[best].n, (int)w[best].all, w[best].client,
                     w[best].tid, &result, &abandoned)) {
       fl_ipc_set(r, &w[best].result, result);
       fl_ipc_set(r, &w[best].abandoned, abandoned);
-      fl_ipc_set(r, &w[best].state, FL_IPC_WAIT_GRANTED);
-      fl_ipc_set(r, &h->nwaiting, h->nwaiting - 1);
+      fl_ipc_wait_leave(r, &w[best], FL_IPC_WAIT_GRANTED);
       fl_ipc_wake_later(r, &w[best].state);
       fl_ipc_checkpoint(r);
     }
   }
 }
 
-/* Clean up after the dead owners of mutexes in the way: 1 if any.  */
+/* Clean up after the dead owners of mutexes in the way: 1 if any.  An
+ * owner whose client is no longer LIVE (or is another generation) took
+ * the mutex on the fastpath as its clean-up passed (fastpath.c): the
+ * mutex is abandoned here.  The objects are held.  */
 static int reap_owners(fl_ipc_t *r, const uint32_t *idx, uint32_t n)
 {
   const struct fl_ipc_object *o = fl_ipc_objects(r);
   const struct fl_ipc_client *c = fl_ipc_clients(r);
-  uint32_t i, owner;
+  uint32_t i, owner, index;
   int found = 0;
 
   for (i = 0; i < n; i++) {
-    if (o[idx[i]].type != FL_IPC_MUTEX || o[idx[i]].a == 0
-        || o[idx[i]].a == r->tag)
+    owner = o[idx[i]].a & ~FL_IPC_SLOW;
+    if (o[idx[i]].type != FL_IPC_MUTEX || owner == 0 || owner == r->tag)
       continue;
-    owner = FL_IPC_TAG_INDEX(o[idx[i]].a);
-    if (c[owner].state == FL_IPC_CLIENT_LIVE
-        && !fl_ipc_client_alive(r, owner)) {
-      fl_ipc_cleanup(r, owner, FL_IPC_CLIENT_DEAD);
+    index = FL_IPC_TAG_INDEX(owner);
+    if (c[index].state != FL_IPC_CLIENT_LIVE
+        || (c[index].gen & 0x7fffu) != owner >> 16) {
+      fl_ipc_abandon(r, idx[i], index);
+      fl_ipc_checkpoint(r);
+      found = 1;
+    } else if (!fl_ipc_client_alive(r, index)) {
+      fl_ipc_cleanup(r, index, FL_IPC_CLIENT_DEAD);
       found = 1;
     }
   }
@@ -198,8 +234,9 @@ static void finish(fl_ipc_t *r, struct fl_ipc_wait *w)
   uint32_t i;
 
   if (w->state == FL_IPC_WAIT_WAITING)
-    fl_ipc_set(r, &fl_ipc_hdr(r)->nwaiting, fl_ipc_hdr(r)->nwaiting - 1);
-  fl_ipc_set(r, &w->state, FL_IPC_WAIT_FREE);
+    fl_ipc_wait_leave(r, w, FL_IPC_WAIT_FREE);
+  else
+    fl_ipc_set(r, &w->state, FL_IPC_WAIT_FREE);
   fl_ipc_checkpoint(r);
   for (i = 0; i < w->n; i++) {
     fl_ipc_unref(r, r->client, w->obj[i], 1);
@@ -242,7 +279,7 @@ static uint32_t taken_anew(fl_ipc_t *r, const uint32_t *idx, uint32_t n,
 
   for (i = 0; i < n; i++) {
     const struct fl_ipc_object *o = &objects[idx[i]];
-    if ((all || i == result) && o->type == FL_IPC_MUTEX && o->c == 1)
+    if ((all || i == result) && o->type == FL_IPC_MUTEX && o->c == 0)
       out[k++] = o;
   }
   return k;
@@ -276,6 +313,13 @@ static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
     return EINVAL;
   if (n > FL_IPC_WAIT_MAX)
     return E2BIG;
+  /* One object: the fastpath (fastpath.c), which never reports an
+   * abandonment (an abandoned mutex is SLOW).  */
+  if (n == 1 && (rc = fl_ipc_fast_wait(r, objs[0])) != FL_IPC_SLOWPATH) {
+    if (rc == 0 && index != NULL)
+      *index = 0;
+    return rc;
+  }
   tid = fl_ipc_tid();
   if ((rc = fl_ipc_enter(r)) != 0)
     return rc;
@@ -289,6 +333,7 @@ static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
         goto out;
       }
   }
+  hold_all(r, idx, n);
   do {
     if (try_acquire(r, idx, n, all, r->tag, tid, &result, &abandoned))
       goto done;
@@ -313,7 +358,9 @@ static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
   fl_ipc_set(r, &w->n, n);
   fl_ipc_set(r, &w->all, (uint32_t)all);
   for (i = 0; i < n; i++) {
+    struct fl_ipc_object *o = &fl_ipc_objects(r)[idx[i]];
     fl_ipc_set(r, &w->obj[i], idx[i]);
+    fl_ipc_set(r, &o->waiters, o->waiters + 1);
     fl_ipc_ref(r, r->client, idx[i]);
   }
   fl_ipc_set(r, &h->nwaiting, h->nwaiting + 1);
@@ -339,6 +386,7 @@ static int wait_objects(fl_ipc_t *r, uint32_t n, const fl_ipc_obj_t *objs,
     }
     /* A clean-up here may grant this very wait: the nap then returns at
      * once (the state is no longer WAITING) and the top takes it.  */
+    hold_all(r, w->obj, w->n);
     reap_owners(r, w->obj, w->n);
   }
 done:
