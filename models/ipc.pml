@@ -103,8 +103,8 @@
  *                    wake scan: a releaser that died after its release
  *                    was checkpointed (the wake scan's first checkpoint)
  *                    and before its grants leaves a waiter asleep with
- *                    the unit free (the C's recover() scans only through
- *                    fl_ipc_cleanup).
+ *                    the unit free (the C's recover() once scanned only
+ *                    through fl_ipc_cleanup; it now always scans).
  *   BUG_CLEAR_ABANDONED  negative control (MUTEX): the unlock clears SLOW
  *                    with d == 1, so a fastpath acquire takes an
  *                    abandoned mutex without EOWNERDEAD.  */
