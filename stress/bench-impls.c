@@ -11,10 +11,8 @@
 volatile int64_t bench_loop_sink;
 
 static const struct bench_impl *const tables[] = {
-  bench_fl_impls_1,
-  bench_fl_impls_2,
-  bench_fl_impls_3,
-  bench_peer_impls,
+  bench_fl_impls_1, bench_fl_impls_2,   bench_fl_impls_3,
+  bench_peer_impls, bench_dropin_impls,
 };
 
 static const struct bench_impl **all;
@@ -60,6 +58,11 @@ const struct bench_impl *bench_impl_find(const char *name)
     if (strcmp(all[i]->name, name) == 0)
       return all[i];
   return NULL;
+}
+
+const char *bench_impl_unavailable(const struct bench_impl *im)
+{
+  return im->unavailable != NULL ? im->unavailable() : NULL;
 }
 
 const char *bench_kind_name(enum bench_kind k)

@@ -271,7 +271,7 @@ select_impls(struct bench_plan *p, const char *arg, char *err, size_t size)
   }
   if (arg == NULL) {
     for (i = 0; i < n; i++)
-      want[i] = bench_impl_at(i)->unavailable == NULL;
+      want[i] = bench_impl_unavailable(bench_impl_at(i)) == NULL;
   } else {
     if (strlen(arg) >= sizeof buf) {
       free(want);
@@ -281,18 +281,18 @@ select_impls(struct bench_plan *p, const char *arg, char *err, size_t size)
     for (tok = strtok_r(buf, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
       const struct bench_impl *named = bench_impl_find(tok);
+      const char *why = named != NULL ? bench_impl_unavailable(named) : NULL;
       int matched = 0;
-      if (named != NULL && named->unavailable != NULL) {
+      if (why != NULL) {
         enum bench_parse_result r =
-            fail(err, size, "--impl: %s is not available in this build: %s",
-                 tok, named->unavailable());
+            fail(err, size, "--impl: %s is not available here: %s", tok, why);
         free(want);
         return r;
       }
       for (i = 0; i < n; i++) {
         const struct bench_impl *im = bench_impl_at(i);
         if (im == named
-            || (im->unavailable == NULL
+            || (bench_impl_unavailable(im) == NULL
                 && (strcmp(tok, im->family) == 0
                     || glob_match(tok, im->name)))) {
           want[i] = 1;
@@ -303,10 +303,11 @@ select_impls(struct bench_plan *p, const char *arg, char *err, size_t size)
         char names[768];
         list_names(names, sizeof names);
         free(want);
-        return fail(err, size,
-                    "--impl: unknown implementation '%s'; valid: %s; a family: "
-                    "fastlock glibc ck baseline; or a prefix ending in '*'",
-                    tok, names);
+        return fail(
+            err, size,
+            "--impl: unknown implementation '%s'; valid: %s; a family: "
+            "fastlock glibc ck baseline dropin; or a prefix ending in '*'",
+            tok, names);
       }
     }
   }

@@ -38,7 +38,7 @@ static int glibc_rwlock_init(void *obj)
   return pthread_rwlock_init(obj, NULL);
 }
 
-static int glibc_rwlock_writer_init(void *obj)
+int bench_rwlock_writer_init(bench_rwlock_init_fn *init, void *obj)
 {
   pthread_rwlockattr_t a;
   int rc;
@@ -47,9 +47,14 @@ static int glibc_rwlock_writer_init(void *obj)
   rc = pthread_rwlockattr_setkind_np(
       &a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
   if (rc == 0)
-    rc = pthread_rwlock_init(obj, &a);
+    rc = init(obj, &a);
   pthread_rwlockattr_destroy(&a);
   return rc;
+}
+
+static int glibc_rwlock_writer_init(void *obj)
+{
+  return bench_rwlock_writer_init(pthread_rwlock_init, obj);
 }
 
 static void glibc_rwlock_destroy(void *obj)

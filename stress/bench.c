@@ -32,12 +32,13 @@ static void list(FILE *out)
   fprintf(out, "implementations (name, family, what it is):\n");
   for (i = 0; i < bench_impl_count(); i++) {
     const struct bench_impl *im = bench_impl_at(i);
+    const char *why = bench_impl_unavailable(im);
     fprintf(out, "  %-26s %-9s %-8s %s", im->name, bench_kind_name(im->kind),
             im->family, im->about);
     if (im->reference)
       fprintf(out, " [reference]");
-    if (im->unavailable != NULL)
-      fprintf(out, " [not available: %s]", im->unavailable());
+    if (why != NULL)
+      fprintf(out, " [not available: %s]", why);
     fprintf(out, "\n");
   }
   fprintf(out, "tests of the default plan (workload: test):\n");
@@ -63,6 +64,8 @@ int main(int argc, char **argv)
 
   if (argc > 1 && strcmp(argv[1], "ipc") == 0)
     return bench_ipc_main(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "pthread") == 0)
+    return bench_pthread_main(argc - 1, argv + 1);
   switch (bench_plan_parse(argc, argv, &plan, err, sizeof err)) {
     case BENCH_PARSE_RUN:
       break;

@@ -17,6 +17,7 @@
 #ifndef FASTLOCK_STRESS_BENCH_H
 #define FASTLOCK_STRESS_BENCH_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -71,7 +72,9 @@ struct bench_impl {
   enum bench_kind kind;
   int reference; /* 1: the ratio column of its kind divides by it */
   size_t size;   /* of the object init takes */
-  /* NULL when it can run here, else why not (a build without it).  */
+  /* NULL, or a function that says why it cannot run here (a build
+  * without it, a library not found) or returns NULL if it can: ask
+  * bench_impl_unavailable.  */
   const char *(*unavailable)(void);
   int (*init)(void *obj); /* 0 or an errno value */
   void (*destroy)(void *obj);
@@ -90,15 +93,25 @@ extern const struct bench_impl bench_peer_impls[];
 extern const struct bench_impl bench_fl_impls_1[];
 extern const struct bench_impl bench_fl_impls_2[];
 extern const struct bench_impl bench_fl_impls_3[];
+extern const struct bench_impl bench_dropin_impls[];
 
 /* Every implementation this build knows, in table order.  */
 size_t bench_impl_count(void);
 const struct bench_impl *bench_impl_at(size_t i);
 const struct bench_impl *bench_impl_find(const char *name);
+/* Why im cannot run here, or NULL if it can.  */
+const char *bench_impl_unavailable(const struct bench_impl *im);
 
 const char *bench_kind_name(enum bench_kind k);
 /* Class names of a kind ("read", "write"; "lock"; "add").  */
 const char *bench_class_name(enum bench_kind k, int cls);
+
+/* pthread_rwlock_init's type, glibc's or the drop-in's, and init(obj) with
+ * an attribute object of kind PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP
+ * (bench-peers.c).  */
+typedef int bench_rwlock_init_fn(pthread_rwlock_t *,
+                                 const pthread_rwlockattr_t *);
+int bench_rwlock_writer_init(bench_rwlock_init_fn *init, void *obj);
 
 /* Called by the loops when an operation fails: prints it and exits.  */
 __attribute__((noreturn)) void bench_op_failed(const char *what, int err);
@@ -136,5 +149,9 @@ static inline void bench_sample(struct bench_thread *t, uint64_t ticks)
 
 /* fastlock-bench ipc (bench-ipc.c): the IPC figures, its own run.  */
 int bench_ipc_main(int argc, char **argv);
+
+/* fastlock-bench pthread (bench-pthread.c): the drop-in's mutex,
+ * condition variable and semaphore rows against glibc's, its own run.  */
+int bench_pthread_main(int argc, char **argv);
 
 #endif /* FASTLOCK_STRESS_BENCH_H */

@@ -10,8 +10,12 @@ fastlock_bench_SOURCES = stress/bench.c stress/bench.h stress/bench-plan.h \
 	stress/bench-run.c stress/bench-out.c stress/bench-peers.c \
 	stress/bench-fl.h stress/bench-variant.h stress/bench-fl-1.c \
 	stress/bench-fl-2.c stress/bench-fl-3.c stress/cli.c stress/cli.h \
-	stress/context.c stress/context.h stress/bench-ipc.c
+	stress/context.c stress/context.h stress/bench-ipc.c \
+	stress/bench-dropin.c stress/dropin-load.c stress/dropin-load.h \
+	stress/bench-pthread.c
 fastlock_bench_LDADD = libfastlock-core.la
+# Where the drop-in's rows look for libfastlock-pthread once installed.
+fastlock_bench_CPPFLAGS = $(AM_CPPFLAGS) -DFL_LIBDIR='"$(libdir)"'
 
 # fastlock-stress: the torture test as a command for any primitive.
 bin_PROGRAMS += fastlock-stress
@@ -30,7 +34,8 @@ tests_test_bench_options_SOURCES = tests/test-bench-options.c \
 	stress/bench-opts.c stress/bench-impls.c stress/bench-run.c \
 	stress/bench-peers.c stress/bench-fl-1.c stress/bench-fl-2.c \
 	stress/bench-fl-3.c stress/stress-opts.c stress/stress-drivers.c \
-	stress/cli.c
+	stress/cli.c stress/bench-dropin.c stress/dropin-load.c
+tests_test_bench_options_CPPFLAGS = $(AM_CPPFLAGS) -DFL_LIBDIR='"$(libdir)"'
 TESTS += tests/test-tools.sh
 
 # fastpath-count: one uncontended pair of every primitive per function,

@@ -253,6 +253,49 @@ if [ -z "$runner" ] && command -v gnuplot >/dev/null; then
 	fi
 fi
 
+# --- The pthread drop-in's rows: its rwlock and mutex in the main tables
+# beside glibc's, and fastlock-bench pthread, whose producer/consumer rows
+# fail the run if an item is lost.  They open the drop-in's shared
+# library, which a build with --disable-shared (every cross build) does
+# not have: there tests/test-pthread-prodcons runs the same workloads on
+# the drop-in linked in.  Elsewhere the rows must be available; with the
+# drop-in preloaded (make check-preload) glibc's locks are not there to
+# compare with, and the subcommand must say so.
+if [ $fastlock = no ]; then
+	echo "note: the drop-in's rows left out (fastlock's primitives are, above)"
+elif [ ! -e .libs/libfastlock-pthread.so.0 ] && [ -z "${FASTLOCK_PTHREAD_LIB:-}" ]; then
+	echo "note: the drop-in's rows left out: this build has no shared drop-in (--disable-shared); tests/test-pthread-prodcons runs its workloads"
+elif grep -q '^  dropin-rwlock .*not available' "$tmp/list.out"; then
+	fail "the drop-in's rows are not available: $(grep '^  dropin-rwlock ' "$tmp/list.out")"
+else
+	run dropin ./fastlock-bench --duration 0.01 --reps 1 --quiet --impl dropin,glibc-rwlock,glibc-mutex \
+		rwsem-rw spin-2
+	if [ $rc -ne 0 ] || ! grep -q '^ *dropin-rwlock  *read ' "$tmp/dropin.out" ||
+	     ! grep -q '^ *dropin-rwlock-pw  *read ' "$tmp/dropin.out" ||
+	     ! grep -q '^ *dropin-mutex  *lock ' "$tmp/dropin.out"; then
+		fail "fastlock-bench --impl dropin: $rc $(cat "$tmp/dropin.err")"
+		cat "$tmp/dropin.out"
+	else
+		pass "fastlock-bench --impl dropin"
+	fi
+	run pthread ./fastlock-bench pthread --reps 1 --scale 0.01
+	case "${LD_PRELOAD:-}" in
+	*fastlock-pthread*)
+		if [ $rc -eq 2 ] && grep -q 'interposed' "$tmp/pthread.err"; then
+			pass "fastlock-bench pthread refuses to run with the drop-in preloaded"
+		else
+			fail "fastlock-bench pthread with the drop-in preloaded: $rc $(cat "$tmp/pthread.err")"
+		fi ;;
+	*)
+		if [ $rc -ne 0 ] || [ "$(grep -c 'glibc: all items arrived | fastlock: all items arrived' "$tmp/pthread.out")" -ne 2 ]; then
+			fail "fastlock-bench pthread: $rc $(cat "$tmp/pthread.err")"
+			cat "$tmp/pthread.out"
+		else
+			pass "fastlock-bench pthread (producer/consumer: every item arrived)"
+		fi ;;
+	esac
+fi
+
 # --- fastlock-stress: SUCCESS on everything this build has.
 stress_ok() {
 	name=$1

@@ -112,13 +112,24 @@ check_PROGRAMS += $(fl_pthread_tests)
 if !FL_CROSS
 TESTS += $(fl_pthread_tests)
 endif
+# The producer/consumer workloads on the drop-in, for correctness, in
+# every build: under QEMU too, and on the static drop-in of a cross build
+# (it needs no robust list, and accepts the drop-in linked in).
+check_PROGRAMS += tests/test-pthread-prodcons
+tests_test_pthread_prodcons_SOURCES = tests/test-pthread-prodcons.c
+tests_test_pthread_prodcons_LDADD = $(fl_pthread_test_ldadd)
+TESTS += tests/test-pthread-prodcons
 
-# fastlock-bench-pthread: the drop-in against glibc, one run, side by
-# side (stress/bench-pthread.c); 'make bench-pthread' runs it on the
-# build tree's drop-in.
-bin_PROGRAMS += fastlock-bench-pthread
-fastlock_bench_pthread_SOURCES = stress/bench-pthread.c stress/context.c stress/context.h
-fastlock_bench_pthread_LDADD = libfastlock-core.la
-bench-pthread: fastlock-bench-pthread$(EXEEXT) libfastlock-pthread.la
-	./fastlock-bench-pthread$(EXEEXT) --lib $(abs_top_builddir)/.libs/libfastlock-pthread.so.0
+# 'make bench-pthread': fastlock-bench pthread (stress/bench-pthread.c:
+# the drop-in's mutex, condition variable and semaphore rows against
+# glibc's) on the build tree's drop-in, which it finds in .libs/.
+bench-pthread: fastlock-bench$(EXEEXT) libfastlock-pthread.la
+	./fastlock-bench$(EXEEXT) pthread
 .PHONY: bench-pthread
+
+# make bench-programs: real programs timed with glibc's locks and under
+# the drop-in, interleaved (tools/bench-programs; a measurement).
+EXTRA_DIST += tools/bench-programs
+bench-programs: all
+	bash $(srcdir)/tools/bench-programs $(abs_top_builddir)
+.PHONY: bench-programs
