@@ -3,8 +3,10 @@
 # clients share a region; two clients are killed with SIGKILL while they
 # work; the other three carry on, and the server reports what each dead
 # client abandoned.  Run from the build directory (make builds
-# examples/ipc-server and examples/ipc-client); exits 0 if the three
-# survivors finished and both deaths were reported.
+# examples/ipc-server and examples/ipc-client), or from anywhere with the
+# directory of the installed programs as its argument (sh ipc-demo.sh
+# /usr/local/libexec/fastlock); exits 0 if the three survivors finished
+# and both deaths were reported.
 
 set -u
 dir=${1:-examples}
@@ -59,9 +61,10 @@ sleep 0.5
 # shellcheck disable=SC2086  # two PIDs, split on purpose
 kill -9 $killed
 echo "demo: killed clients 2 and 4 with SIGKILL" >>"$log"
-# shellcheck disable=SC2086
-wait $survivors
-survivors_rc=$?
+survivors_rc=0
+for pid in $survivors; do
+	wait "$pid" || survivors_rc=$?
+done
 wait "$server"
 server_rc=$?
 cat "$log"

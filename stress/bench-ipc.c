@@ -2,9 +2,10 @@
  * beside what a Wine-style module would use instead.
  *
  *   uncontended   one thread, one acquire + release pair of an fl_ipc
- *                 semaphore and mutex (region lock taken twice: no system
- *                 call), beside an FL_PSHARED fl_rwsem write pair and a
- *                 process-shared POSIX semaphore;
+ *                 semaphore and mutex (one compare-and-swap each way on
+ *                 the object's word, src/ipc/fastpath.c: no system call,
+ *                 no region lock), beside an FL_PSHARED fl_rwsem write
+ *                 pair and a process-shared POSIX semaphore;
  *   ping-pong     two processes alternate through two auto-reset events,
  *                 beside POSIX process-shared semaphores (sem_post and
  *                 sem_wait), eventfd (esync's mechanism) and a pipe:

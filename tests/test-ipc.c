@@ -548,6 +548,42 @@ START_TEST(wait_errors)
 }
 END_TEST
 
+/* Every wait slot of the region taken by a sleeping waiter: one more wait
+ * that would sleep is EAGAIN at once, one that need not sleep still
+ * succeeds, and the sleepers are all served afterwards.  */
+START_TEST(wait_slots_full)
+{
+  enum { N = 8 * FL_IPC_WAITS_PER_CLIENT }; /* setup's region: 8 clients */
+  static struct waiter w[N];
+  pthread_t t[N];
+  fl_ipc_obj_t s, e;
+  struct timespec d = later(LONG_NS);
+  uint32_t i, index, count;
+
+  ck_assert_uint_eq(fl_ipc_hdr(r)->nwaits, N);
+  ck_assert_int_eq(fl_ipc_sem_create(r, NULL, 0, N, &s), 0);
+  ck_assert_int_eq(fl_ipc_event_create(r, NULL, 1, 1, &e), 0);
+  for (i = 0; i < N; i++) {
+    w[i] = (struct waiter){ .n = 1, .objs = { s } };
+    t[i] = start_waiter(&w[i], i);
+  }
+  ck_assert_uint_eq(waiting(), N);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &s, CLOCK_MONOTONIC, &d, &index),
+                   EAGAIN);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 1, &s, CLOCK_MONOTONIC, NULL, NULL),
+                   EAGAIN);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &e, CLOCK_MONOTONIC, &d, &index), 0);
+  ck_assert_int_eq(fl_ipc_sem_release(r, s, N, NULL), 0);
+  for (i = 0; i < N; i++) {
+    pthread_join(t[i], NULL);
+    ck_assert_int_eq(w[i].rc, 0);
+  }
+  ck_assert_uint_eq(waiting(), 0);
+  ck_assert_int_eq(fl_ipc_sem_read(r, s, &count, NULL), 0);
+  ck_assert_uint_eq(count, 0);
+}
+END_TEST
+
 START_TEST(wait_all_none_or_all)
 {
   fl_ipc_obj_t o[2];
@@ -866,6 +902,7 @@ static Suite *ipc_suite(void)
   tcase_add_test(tt, pulse_manual);
   tcase_add_test(tt, pulse_auto);
   tcase_add_test(tt, wait_all_none_or_all);
+  tcase_add_test(tt, wait_slots_full);
   tcase_add_test(tt, fifo_grants);
   tcase_add_test(tt, fastpath_needs_no_region_lock);
   tcase_add_test(tt, waiter_sends_release_to_lock);

@@ -90,6 +90,9 @@ typedef struct fl_ipc_obj {
 #define FL_IPC_WAIT_MAX 64 /* objects in one wait */
 #define FL_IPC_NAME_MAX 63 /* bytes of an object's name */
 #define FL_IPC_PROBE_MS 20 /* a dead process is found within this */
+/* fl_ipc_client_died reports the handles of at most this many of a dead
+ * client's abandoned mutexes (and counts them all).  */
+#define FL_IPC_DIED_REPORT_MAX 14
 #define FL_IPC_OBJECTS_MAX 65535
 #define FL_IPC_CLIENTS_MAX 4096
 
@@ -247,9 +250,11 @@ FL_EXPORT uint32_t fl_ipc_client_id(const fl_ipc_t *r);
  * off): every mutex it owned is abandoned, every wait of it cancelled,
  * every reference it held dropped, as ntsync's mutex-kill does.  If the
  * process is in fact alive its later calls fail with ENOTCONN.
- * abandoned (may be NULL) gets up to cap handles of the mutexes abandoned
- * (handles without a reference: for fl_ipc_mutex_read or a message, not
- * to be closed) and *n their number (may exceed cap).  If the death was
+ * abandoned (may be NULL) gets handles of the first mutexes abandoned, up
+ * to cap and at most FL_IPC_DIED_REPORT_MAX (the region keeps no more per
+ * client; handles without a reference: for fl_ipc_mutex_read or a
+ * message, not to be closed) and *n their number (which may exceed
+ * both).  If the death was
  * already found by a waiter, this reports what that clean-up abandoned.
  * Errors: ESRCH if client is unknown or its slot is already reused.  */
 FL_EXPORT int fl_ipc_client_died(fl_ipc_t *r, uint32_t client,

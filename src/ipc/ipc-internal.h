@@ -66,8 +66,9 @@
 
 #define FL_IPC_MAGIC 0x50494c46u /* "FLIP" in a little-endian dump */
 #define FL_IPC_VERSION 2u
-#define FL_IPC_LOG_MAX 1024u  /* > the largest section between checkpoints */
-#define FL_IPC_REPORT_MAX 14u /* abandoned mutexes kept per dead client */
+#define FL_IPC_LOG_MAX 1024u /* > the largest section between checkpoints */
+/* abandoned mutexes kept per dead client (part of the region's layout) */
+#define FL_IPC_REPORT_MAX ((uint32_t)FL_IPC_DIED_REPORT_MAX)
 #define FL_IPC_WAITS_PER_CLIENT 4u
 /* What the lock-order checker calls an IPC mutex (its class's kind).  */
 #define FL_IPC_LOCKDEP_KIND "fl_ipc mutex"

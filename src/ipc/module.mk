@@ -17,15 +17,19 @@ check-ipc-torture: fastlock-stress$(EXEEXT)
 	$(FL_TEST_RUNNER) ./fastlock-stress$(EXEEXT) ipc --duration 30 --slack-ms 2000
 .PHONY: check-ipc-torture
 
-# The worked example (examples/): built by make, not installed; its demo
-# script runs in make check.
-noinst_PROGRAMS += examples/ipc-server examples/ipc-client
+# The worked example (examples/): built by make and installed, the
+# programs in $(pkglibexecdir), their sources and the demo script in
+# $(docdir)/examples (sh ipc-demo.sh $(pkglibexecdir) runs it there); the
+# demo runs in make check.
+pkglibexec_PROGRAMS = examples/ipc-server examples/ipc-client
+fastlockexamplesdir = $(docdir)/examples
+dist_fastlockexamples_DATA = examples/ipc-server.c examples/ipc-client.c \
+	examples/ipc-common.h examples/ipc-demo.sh
 examples_ipc_server_SOURCES = examples/ipc-server.c examples/ipc-common.h
 examples_ipc_server_LDADD = libfastlock.la
 examples_ipc_client_SOURCES = examples/ipc-client.c examples/ipc-common.h
 examples_ipc_client_LDADD = libfastlock.la
 TESTS += examples/ipc-demo.sh
-EXTRA_DIST += examples/ipc-demo.sh
 
 man3_MANS += doc/fl_ipc.3
 
