@@ -193,8 +193,9 @@ static void *run_job(void *p)
   return NULL;
 }
 
-static void start_job(pthread_t *t, struct job *j, fl_rwsem_t *s, enum op op,
-                      int hold)
+/* start_job with the thread's attributes (NULL: the defaults).  */
+static void start_job_attr(pthread_t *t, struct job *j, fl_rwsem_t *s,
+                           enum op op, int hold, const pthread_attr_t *attr)
 {
   j->s = s;
   j->op = op;
@@ -206,7 +207,13 @@ static void start_job(pthread_t *t, struct job *j, fl_rwsem_t *s, enum op op,
   FL_VG_HIDE(&j->done, sizeof j->done);
   FL_VG_HIDE(&j->release, sizeof j->release);
   FL_VG_HIDE(&j->tid, sizeof j->tid);
-  ck_assert_int_eq(pthread_create(t, NULL, run_job, j), 0);
+  ck_assert_int_eq(pthread_create(t, attr, run_job, j), 0);
+}
+
+static void start_job(pthread_t *t, struct job *j, fl_rwsem_t *s, enum op op,
+                      int hold)
+{
+  start_job_attr(t, j, s, op, hold, NULL);
 }
 
 /* Wait until the job's operation has returned, and give its result.  */
@@ -562,6 +569,72 @@ START_TEST(leaving_writer_hands_over_per_mode)
     ck_assert_int_eq(job_result(&r), 0);
     finish_job(tr, &r);
   }
+  done_with(&s);
+}
+END_TEST
+
+/* A release must not depend on FUTEX_WAKE reaching a particular waiter:
+ * the kernel wakes the best priority first, not the oldest.  The first
+ * design granted the lock to the writers queued before the release and
+ * woke one writer; a real-time writer that queued between the grant and
+ * the wake took the wake-up, was not allowed to claim, slept again, and
+ * the writer the lock was granted to slept for ever with the lock held by
+ * nobody.  This protocol has no such window (a release wakes every
+ * writer, T7/T8; the model's BUG_WAKE_ONE control is the defect), so the
+ * test checks the case it can set up: a normal writer sleeps first and a
+ * SCHED_FIFO writer after it, so that a wake of one would reach the
+ * later, real-time one; after the release both must get in, in either
+ * order (a hang fails the test by its timeout).  Where real-time
+ * priority is refused (not root, no RLIMIT_RTPRIO) the second writer
+ * runs at normal priority and the test says so.  */
+static void *no_op(void *p)
+{
+  return p;
+}
+
+START_TEST(realtime_writer_does_not_strand_a_queued_writer)
+{
+  struct sched_param rt = { .sched_priority = 1 };
+  fl_rwsem_t s;
+  struct job w[2];
+  pthread_t t[2], probe;
+  pthread_attr_t attr;
+  int first, rc;
+
+  ck_assert_int_eq(pthread_attr_init(&attr), 0);
+  ck_assert_int_eq(pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED),
+                   0);
+  ck_assert_int_eq(pthread_attr_setschedpolicy(&attr, SCHED_FIFO), 0);
+  ck_assert_int_eq(pthread_attr_setschedparam(&attr, &rt), 0);
+  rc = pthread_create(&probe, &attr, no_op, NULL);
+  if (rc == 0) {
+    pthread_join(probe, NULL);
+  } else {
+    ck_assert_int_eq(rc, EPERM);
+    printf("realtime_writer_does_not_strand_a_queued_writer: SCHED_FIFO "
+           "refused (EPERM): the second writer runs at normal priority\n");
+    pthread_attr_destroy(&attr);
+    ck_assert_int_eq(pthread_attr_init(&attr), 0);
+  }
+
+  init_mode(&s, modes[_i]);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  start_job(&t[0], &w[0], &s, OP_WRITE, 1);
+  wait_flag(&s, FL_RWSEM_WPEND);
+  wait_asleep(&w[0]);
+  start_job_attr(&t[1], &w[1], &s, OP_WRITE, 1, &attr);
+  wait_asleep(&w[1]);
+  pthread_attr_destroy(&attr);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  /* One of them gets in; its release lets the other in.  */
+  while (!__atomic_load_n(&w[0].done, __ATOMIC_ACQUIRE)
+         && !__atomic_load_n(&w[1].done, __ATOMIC_ACQUIRE))
+    usleep(100);
+  first = __atomic_load_n(&w[0].done, __ATOMIC_ACQUIRE) ? 0 : 1;
+  ck_assert_int_eq(job_result(&w[first]), 0);
+  finish_job(t[first], &w[first]);
+  ck_assert_int_eq(job_result(&w[1 - first]), 0);
+  finish_job(t[1 - first], &w[1 - first]);
   done_with(&s);
 }
 END_TEST
@@ -1034,6 +1107,8 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tt, preference_decides_who_passes_a_queued_writer, 0,
                       NMODES);
   tcase_add_loop_test(tt, leaving_writer_hands_over_per_mode, 0, NMODES);
+  tcase_add_loop_test(tt, realtime_writer_does_not_strand_a_queued_writer, 0,
+                      NMODES);
   tcase_add_loop_test(tt, last_reader_keeps_an_awake_writers_claim, 0, NMODES);
   tcase_add_loop_test(tt, downgrade_ends_its_own_claim, 0, NMODES);
   tcase_add_loop_test(tt, timeout_leaves_lock_as_it_was, 0, 2 * NMODES);
