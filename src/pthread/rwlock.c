@@ -146,10 +146,19 @@ FL_PT_API int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
   return fl_rwsem_down_write_timed(sem_of(l), clock, abstime);
 }
 
+/* Read or write unlock?  Without WRITER in the count word nobody holds
+ * the lock for writing, so this is a read unlock (fl_rwsem_up_read says
+ * EPERM if we hold nothing): one load, and no call, while the lock is
+ * held, on the readers' path.  With WRITER, ask whose it is: a reader can
+ * see it too (a writer took WRITER and waits for the READ_BIAS table to
+ * drain).  Relaxed: a thread that holds the write lock set WRITER itself,
+ * and nobody else clears it while it holds.  */
 FL_PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
   fl_rwsem_t *s = sem_of(l);
 
+  if (!(fl_load_relaxed(&s->count) & FL_RWSEM_WRITER))
+    return fl_rwsem_up_read(s);
   return fl_rwsem_write_held_by_me(s) ? fl_rwsem_up_write(s)
                                       : fl_rwsem_up_read(s);
 }
