@@ -59,6 +59,7 @@
 #ifndef FASTLOCK_IPC_INTERNAL_H
 #define FASTLOCK_IPC_INTERNAL_H
 
+#include <fastlock/arch/atomic.h>
 #include <fastlock/ipc.h>
 
 #include <stddef.h>
@@ -242,6 +243,15 @@ int fl_ipc_enter(fl_ipc_t *r);
 /* liveness.c: does the client with this index still run?  Our own
  * client is alive by definition.  */
 int fl_ipc_client_alive(fl_ipc_t *r, uint32_t index);
+/* Probe intervals slept out in full by this process (a sleep for a mutex
+ * or for the region lock that ended by its FL_IPC_PROBE_MS timeout, not
+ * by a wake-up or the caller's deadline): tests/test-ipc-death bounds the
+ * time to act on a death in these, with no clock.  */
+extern int32_t fl_ipc_probe_naps;
+static inline void fl_ipc_count_probe_nap(void)
+{
+  fl_atomic_fetch_add_relaxed(&fl_ipc_probe_naps, 1);
+}
 int fl_ipc_liveness_claim(fl_ipc_t *r, uint32_t index);
 void fl_ipc_liveness_release(fl_ipc_t *r);
 /* Add r to (or remove it from) the regions a fork child must close:

@@ -36,10 +36,11 @@
  * sleeps.  So a death is acted on within FL_IPC_PROBE_MS (20 ms) of
  * the kernel dropping the lock, plus the time to get a CPU and the region
  * lock.  tests/test-ipc-death.c checks that a death is found with nobody
- * to wake the waiter (no server, the dead owner's wake never made) and
- * prints how long it took; it asserts no time, as no test here does (the
- * machines are shared: a bound in wall time would fail on load, not on a
- * bug).  */
+ * to wake the waiter (no server, the dead owner's wake never made) within
+ * one probe interval slept after the kernel dropped the lock (counted in
+ * fl_ipc_probe_naps, with a margin of one), and prints how long it took;
+ * it asserts no wall time, as no test here does (the machines are shared:
+ * a bound in wall time would fail on load, not on a bug).  */
 #include "config.h"
 
 #include "ipc/ipc-internal.h"
@@ -63,6 +64,8 @@ static int probe_lock(int fd, int cmd, short type, uint32_t index)
     return -errno;
   return fl.l_type;
 }
+
+int32_t fl_ipc_probe_naps;
 
 int fl_ipc_client_alive(fl_ipc_t *r, uint32_t index)
 {

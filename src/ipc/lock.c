@@ -132,8 +132,10 @@ static uint32_t lock_slowpath(fl_ipc_t *r)
     probe = fl_deadline_after_ns(CLOCK_MONOTONIC,
                                  FL_IPC_PROBE_MS * (int64_t)1000000);
     if (fl_futex_wait((uint32_t *)word, v, 1, CLOCK_MONOTONIC, &probe)
-            == ETIMEDOUT
-        && holder_dead(r, v & ~FL_IPC_LOCK_WAITERS)
+        != ETIMEDOUT)
+      continue;
+    fl_ipc_count_probe_nap();
+    if (holder_dead(r, v & ~FL_IPC_LOCK_WAITERS)
         && fl_atomic_cmpxchg_acquire(word, (int32_t)v, tag) == (int32_t)v)
       return v & ~FL_IPC_LOCK_WAITERS;
   }

@@ -265,7 +265,10 @@ static void nap(const struct fl_ipc_wait *w, clockid_t clock,
       probe = left > 0 ? left : 0;
   }
   until = fl_deadline_after_ns(CLOCK_MONOTONIC, probe);
-  fl_futex_wait(&w->state, FL_IPC_WAIT_WAITING, 1, CLOCK_MONOTONIC, &until);
+  if (fl_futex_wait(&w->state, FL_IPC_WAIT_WAITING, 1, CLOCK_MONOTONIC, &until)
+          == ETIMEDOUT
+      && probe == FL_IPC_PROBE_MS * (int64_t)1000000)
+    fl_ipc_count_probe_nap();
 }
 
 /* The mutexes among idx[0..n) that a successful wait took anew (wait-any:
