@@ -65,7 +65,7 @@ static const struct pthread_fns glibc = {
 /* ------------------------------------------------------------------ */
 
 /* The rounds of every row are multiplied by this (--scale): below 1 for a
- * quick correctness run under an emulator.  */
+ * quick correctness run (tests/test-tools.sh).  */
 static double scale = 1;
 
 /* Items lost in a producer/consumer row: the run's exit status.  */

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 
+/* The functions the benchmarks call, glibc's or the drop-in's.  */
 struct pthread_fns {
   int (*mutex_init)(pthread_mutex_t *, const pthread_mutexattr_t *);
   int (*mutex_destroy)(pthread_mutex_t *);
