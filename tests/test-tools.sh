@@ -320,14 +320,16 @@ stress_ok() {
 	fi
 }
 
-stress_ok p1 rwsem --impl pthread --mode prefer-reader
-# glibc's process-shared rwlock under QEMU user mode: once in a CI run on
-# powerpc64le its two processes hung (one reader never got in), with the
-# fastlock rwsem's same run passing.  Not ours to test there: natively only.
+# glibc's rwlock under QEMU user mode: once in a CI run on powerpc64le
+# the two processes of its process-shared run hung (one reader never got
+# in), and once on 32-bit PowerPC (2026-12-02) four threads of its
+# prefer-reader run never returned from it, the fastlock rwsem's same
+# runs passing.  It is the peer, not ours to test there: natively only.
 if [ -z "$runner" ]; then
+	stress_ok p1 rwsem --impl pthread --mode prefer-reader
 	stress_ok p2 rwsem --impl pthread --mode prefer-writer --pshared --processes 2
 else
-	echo "note: fastlock-stress rwsem --impl pthread --pshared: natively only (glibc's shared rwlock under $runner)"
+	echo "note: fastlock-stress rwsem --impl pthread: natively only (glibc's rwlock under $runner)"
 fi
 stress_ok p3 spin --impl pthread
 stress_ok p4 spin --impl pthread --pshared --processes 2
