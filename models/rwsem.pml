@@ -10,7 +10,8 @@
  *
  * Processes: readers R1, R2; writers W1 (untimed) and W2 (timed: its
  * futex_wait may time out, and then it gives up, T10).  Each loops
- * forever: acquire, hold, release.
+ * forever: acquire, hold, release.  Without PSHARED the writers' turn
+ * (T4, T7, T8) wakes one writer, any one, as the C's wake_writer_turn.
  *
  * Switches (spin -D...):
  *   PSHARED        one waiter may die at any step of its wait, and every
@@ -160,17 +161,35 @@ byte grant;                  /* the writer (1 + index) granted the lock */
   }
 inline wake_readers(n) { WAKE_ALL(rslp, n) }
 
+/* FUTEX_WAKE(1): the kernel picks any one sleeper, not the oldest.  */
+#define WAKE_ONE(slp, n) \
+  d_step { \
+    if \
+    :: slp[0] -> slp[0] = false; n = 1 \
+    :: slp[1] -> slp[1] = false; n = 1 \
+    :: else -> n = 0 \
+    fi \
+  }
+
 inline wake_writers(n)
 {
 #ifdef BUG_WAKE_ONE
-  /* FUTEX_WAKE(1): the kernel picks any one sleeper, not the oldest.  */
-  if
-  :: wslp[0] -> wslp[0] = false; n = 1
-  :: wslp[1] -> wslp[1] = false; n = 1
-  :: else -> n = 0
-  fi
+  WAKE_ONE(wslp, n)
 #else
   WAKE_ALL(wslp, n)
+#endif
+}
+
+/* The writers' turn (T4, T7, T8): a private lock wakes one writer, any
+ * one (the woken writer may take the lock, whoever it is, so nothing
+ * depends on which); a process-shared lock wakes them all, since a
+ * woken waiter may die before it runs.  */
+inline wake_writer_turn(n)
+{
+#ifdef PSHARED
+  wake_writers(n)
+#else
+  WAKE_ONE(wslp, n)
 #endif
 }
 
@@ -316,7 +335,7 @@ inline up_read(c, ok, rw, ww, n)
 T4:        cas(c, WITHSLOW(c & ~RTURN), ok);
            if
            :: ok ->
-              ok = false; bump_wseq(); wake_writers(n);
+              ok = false; bump_wseq(); wake_writer_turn(n);
 #ifdef BUG_T4_ENDS_WPEND
               end_wpend(c, ok, rw, n);
 #endif
@@ -542,7 +561,7 @@ T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
               /* With WPEND up, the writers too: WPEND stays for them
                * unless the wake found none (it may be our own, used up).  */
               if
-              :: ww -> ww = false; bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n)
+              :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
               :: else -> skip
               fi;
               break
@@ -550,7 +569,7 @@ T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
            fi
         :: c != 0 && !(c & RWAIT) ->     /* WPEND alone */
            c = 0;
-T8:        bump_wseq(); wake_writers(n); end_wpend(c, ok, rw, n); break
+T8:        bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n); break
         fi
      od
   :: else -> skip

@@ -579,9 +579,10 @@ END_TEST
  * woke one writer; a real-time writer that queued between the grant and
  * the wake took the wake-up, was not allowed to claim, slept again, and
  * the writer the lock was granted to slept for ever with the lock held by
- * nobody.  This protocol has no such window (a release wakes every
- * writer, T7/T8; the model's BUG_WAKE_ONE control is the defect), so the
- * test checks the case it can set up: a normal writer sleeps first and a
+ * nobody.  This protocol has no such window (a release grants nothing:
+ * it wakes one writer of a private lock, and whichever writer the kernel
+ * wakes may take the lock, T4/T7/T8; the model's BUG_WAKE_ONE control is
+ * the defect), so the test checks the case it can set up: a normal writer sleeps first and a
  * SCHED_FIFO writer after it, so that a wake of one would reach the
  * later, real-time one; after the release both must get in, in either
  * order (a hang fails the test by its timeout).  Where real-time
@@ -635,6 +636,66 @@ START_TEST(realtime_writer_does_not_strand_a_queued_writer)
   finish_job(t[first], &w[first]);
   ck_assert_int_eq(job_result(&w[1 - first]), 0);
   finish_job(t[1 - first], &w[1 - first]);
+  done_with(&s);
+}
+END_TEST
+
+/* The writers' turn of a private lock wakes one writer (T4, T7, T8), so
+ * every writer after it gets in only if each release wakes the next: a
+ * chain of four writers asleep, with two readers asleep among them (a
+ * readers' turn, whose T7 wakes a writer that must sleep again, and
+ * whose last reader's T4 wakes one), must all get in, one writer or the
+ * readers at a time, in every mode.  A stranded waiter hangs the test
+ * (its timeout fails it).  */
+#define CHAIN_WRITERS 4
+#define CHAIN_READERS 2
+#define CHAIN_JOBS (CHAIN_WRITERS + CHAIN_READERS)
+
+/* The jobs that hold the lock now (done, not yet told to release).  */
+static int holding(struct job *j, const int *finished, int *writers)
+{
+  int i, n = 0;
+
+  *writers = 0;
+  for (i = 0; i < CHAIN_JOBS; i++)
+    if (!finished[i] && __atomic_load_n(&j[i].done, __ATOMIC_ACQUIRE)) {
+      n++;
+      *writers += is_write(j[i].op);
+    }
+  return n;
+}
+
+START_TEST(every_queued_writer_gets_its_turn)
+{
+  fl_rwsem_t s;
+  struct job j[CHAIN_JOBS];
+  pthread_t t[CHAIN_JOBS];
+  int finished[CHAIN_JOBS] = { 0 };
+  int i, left = CHAIN_JOBS;
+
+  init_mode(&s, modes[_i]);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  for (i = 0; i < CHAIN_JOBS; i++) {
+    start_job(&t[i], &j[i], &s, i < CHAIN_WRITERS ? OP_WRITE : OP_READ, 1);
+    wait_asleep(&j[i]);
+  }
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  while (left > 0) {
+    int writers, n;
+
+    while ((n = holding(j, finished, &writers)) == 0)
+      usleep(100);
+    /* Exclusion: one writer alone, or readers only.  */
+    ck_assert(writers == 0 || (writers == 1 && n == 1));
+    for (i = 0; i < CHAIN_JOBS; i++)
+      if (!finished[i] && __atomic_load_n(&j[i].done, __ATOMIC_ACQUIRE)) {
+        ck_assert_int_eq(j[i].result, 0);
+        finish_job(t[i], &j[i]);
+        finished[i] = 1;
+        left--;
+        break;
+      }
+  }
   done_with(&s);
 }
 END_TEST
@@ -1109,6 +1170,7 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tt, leaving_writer_hands_over_per_mode, 0, NMODES);
   tcase_add_loop_test(tt, realtime_writer_does_not_strand_a_queued_writer, 0,
                       NMODES);
+  tcase_add_loop_test(tt, every_queued_writer_gets_its_turn, 0, NMODES);
   tcase_add_loop_test(tt, last_reader_keeps_an_awake_writers_claim, 0, NMODES);
   tcase_add_loop_test(tt, downgrade_ends_its_own_claim, 0, NMODES);
   tcase_add_loop_test(tt, timeout_leaves_lock_as_it_was, 0, 2 * NMODES);

@@ -46,22 +46,22 @@
  *                             blocks it, then futex_wait(rseq, g)
  *   T4  readers gone          the leaver that makes R = 0 (up_read, or a
  *                             fastpath add undone): with WPEND, CAS clear
- *                             RTURN, bump wseq and wake all writers; WPEND
- *                             stays (a live writer's claim: see WAITING
- *                             FLAGS); without WPEND, CAS clear RTURN and
+ *                             RTURN, bump wseq and wake a writer (the
+ *                             writers' turn: see WAITING FLAGS); WPEND
+ *                             stays (a live writer's claim); without WPEND, CAS clear RTURN and
  *                             RWAIT, wake all readers
  *   T5  writer enters         CAS set WRITER if no WRITER, R = 0, no RTURN
  *   T6  writer waits          CAS set WPEND|SLOW while WRITER, R > 0 or
  *                             RTURN, then futex_wait(wseq, g)
  *   T7  writer leaves, readers wait (RWAIT; unless PREFER_WRITER with
  *                             WPEND): CAS RWAIT -> RTURN; with WPEND, wake
- *                             all writers, and CAS WPEND off if none was
+ *                             a writer, and CAS WPEND off if none was
  *                             asleep (the leaver's own used-up lease);
  *                             bump rseq, wake all readers.  A turn that
  *                             no reader enters ends by its lease (T9)
- *   T8  writer leaves, writers wait (WPEND): bump wseq, wake all
- *                             writers; WPEND stays up while they compete,
- *                             and goes if none was asleep (as in T7)
+ *   T8  writer leaves, writers wait (WPEND): bump wseq, wake a
+ *                             writer; WPEND stays up while any was
+ *                             asleep, and goes if none was (as in T7)
  *   T9  lease expiry          a waiter whose sleep ran out (a turn lease:
  *                             a writer facing RTURN with R = 0, a reader
  *                             facing WPEND without WRITER; or an
@@ -85,8 +85,11 @@
  *
  * WAITING FLAGS ARE LEASES.  A waiter sets its class's flag; whoever
  * releases the lock into a state that class could use clears the flag
- * and wakes the WHOLE class (after bumping its sequence word); woken
- * waiters that still cannot go set the flag again.  WPEND is the
+ * and wakes the class (after bumping its sequence word): every reader;
+ * for writers, the writers' turn, one writer of a private lock (any
+ * one: whoever is woken may take the lock) and every writer of an
+ * FL_PSHARED one (wake_writer_turn).  Woken waiters that still cannot go
+ * set the flag again.  WPEND is the
  * exception where readers leave: whoever set it has not held the lock
  * since (a writer's own release, T7/T8, takes it down if no other writer
  * sleeps), so when the last reader leaves (T4) it is the claim of a live
@@ -271,6 +274,24 @@ static int wake_all(fl_rwsem_t *s, int32_t *seq)
   return fl_futex_wake((uint32_t *)seq, INT32_MAX, pshared(s));
 }
 
+/* The writers' turn (T4, T7, T8, T11): bump wseq as wake_all does, and
+ * wake one writer, any one: whichever the kernel picks may take the lock
+ * (nothing is granted to a particular writer), and one that cannot go
+ * yet sets WPEND again and sleeps until the next turn.  Waking every
+ * writer made them a herd that the scheduler sorted, and on an
+ * oversubscribed machine the writers that got a CPU first won turn after
+ * turn (rwsem-xx: the slowest writer below a tenth of the fastest); Linux
+ * queues the sleepers of one priority in order (futex(2) promises no
+ * order), so waking one lets the writers take turns.  A process-shared lock wakes them all: a woken
+ * waiter may be killed before it runs, and its wake-up would be lost
+ * with it.  Returns how many were asleep (at least one if any was).  */
+static int wake_writer_turn(fl_rwsem_t *s)
+{
+  fl_atomic_fetch_add_release(&s->wseq, 1);
+  return fl_futex_wake((uint32_t *)&s->wseq, pshared(s) ? INT32_MAX : 1,
+                       pshared(s));
+}
+
 /* Sleep on seq while it holds g, until woken, until w's deadline
  * (ETIMEDOUT), or until lease_ns (if > 0) passes first (LEASE_EXPIRED).  */
 static int wait_on(fl_rwsem_t *s, int32_t *seq, int32_t g,
@@ -312,9 +333,9 @@ static int spin_more(fl_rwsem_t *s, int32_t *c, int *spins, int *stale)
 /* Releases: the transitions that wake.                                */
 /* ------------------------------------------------------------------ */
 
-/* Wake the writers after a writer left (T7, T8).  WPEND stays up while
- * any writer was asleep, so that readers arriving now wait behind the
- * woken writers instead of refilling the lock before these can run.  If
+/* The writers' turn after a writer left (T7, T8, T11).  WPEND stays up
+ * while any writer was asleep, so that readers arriving now wait behind
+ * the woken writer instead of refilling the lock before it can run.  If
  * none was asleep, WPEND was the leaver's own, used up: CAS it off (a
  * writer between its T6 and its sleep sees wseq moved and looks again),
  * and wake the readers that slept behind it.  */
@@ -322,7 +343,7 @@ static void wake_writers(fl_rwsem_t *s)
 {
   int32_t c;
 
-  if (wake_all(s, &s->wseq) != 0)
+  if (wake_writer_turn(s) != 0)
     return;
   c = fl_load_relaxed(&s->count);
   while ((c & WPEND) && !underflow(c)) {
@@ -362,7 +383,7 @@ static void readers_gone(fl_rwsem_t *s)
        * writer asleep or awake (WAITING FLAGS).  */
       if ((c & RTURN) && !cas(s, &c, with_slow(c & ~RTURN)))
         continue;
-      wake_all(s, &s->wseq);
+      wake_writer_turn(s);
       return;
     }
     /* No writer waits: the readers asleep may all come in.  */
@@ -404,7 +425,7 @@ static void writer_gone(fl_rwsem_t *s)
       return;
     }
     if (c & WPEND) {
-      /* T8: the writers compete (WPEND stays while they do).  */
+      /* T8: the writers' turn (WPEND stays while any was asleep).  */
       wake_writers(s);
       return;
     }
