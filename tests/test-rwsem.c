@@ -579,12 +579,12 @@ END_TEST
  * woke one writer; a real-time writer that queued between the grant and
  * the wake took the wake-up, was not allowed to claim, slept again, and
  * the writer the lock was granted to slept for ever with the lock held by
- * nobody.  This protocol has no such window (a release grants nothing:
- * it wakes one writer of a private lock, and whichever writer the kernel
- * wakes may take the lock, T4/T7/T8; the model's BUG_WAKE_ONE control is
- * the defect), so the test checks the case it can set up: a normal writer sleeps first and a
- * SCHED_FIFO writer after it, so that a wake of one would reach the
- * later, real-time one; after the release both must get in, in either
+ * nobody.  This protocol has no such window (a release grants nothing: it
+ * wakes one writer of a private lock, and whichever writer the kernel wakes
+ * may take the lock, T4/T7/T8; the model's BUG_WAKE_ONE control is the
+ * defect), so the test checks the case it can set up: a normal writer sleeps
+ * first and a SCHED_FIFO writer after it, so that a wake of one would reach
+ * the later, real-time one; after the release both must get in, in either
  * order (a hang fails the test by its timeout).  Where real-time
  * priority is refused (not root, no RLIMIT_RTPRIO) the second writer
  * runs at normal priority and the test says so.  */
@@ -651,16 +651,18 @@ END_TEST
 #define CHAIN_READERS 2
 #define CHAIN_JOBS (CHAIN_WRITERS + CHAIN_READERS)
 
-/* The jobs that hold the lock now (done, not yet told to release).  */
-static int holding(struct job *j, const int *finished, int *writers)
+/* How many jobs hold the lock now (done, not yet released), how many
+ * of them for writing, and the first of them in *first.  */
+static int holding(struct job *j, const int *finished, int *writers, int *first)
 {
   int i, n = 0;
 
   *writers = 0;
-  for (i = 0; i < CHAIN_JOBS; i++)
+  for (i = CHAIN_JOBS - 1; i >= 0; i--)
     if (!finished[i] && __atomic_load_n(&j[i].done, __ATOMIC_ACQUIRE)) {
       n++;
       *writers += is_write(j[i].op);
+      *first = i;
     }
   return n;
 }
@@ -671,7 +673,7 @@ START_TEST(every_queued_writer_gets_its_turn)
   struct job j[CHAIN_JOBS];
   pthread_t t[CHAIN_JOBS];
   int finished[CHAIN_JOBS] = { 0 };
-  int i, left = CHAIN_JOBS;
+  int i, left;
 
   init_mode(&s, modes[_i]);
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
@@ -680,21 +682,16 @@ START_TEST(every_queued_writer_gets_its_turn)
     wait_asleep(&j[i]);
   }
   ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
-  while (left > 0) {
+  for (left = CHAIN_JOBS; left > 0; left--) {
     int writers, n;
 
-    while ((n = holding(j, finished, &writers)) == 0)
+    while ((n = holding(j, finished, &writers, &i)) == 0)
       usleep(100);
     /* Exclusion: one writer alone, or readers only.  */
     ck_assert(writers == 0 || (writers == 1 && n == 1));
-    for (i = 0; i < CHAIN_JOBS; i++)
-      if (!finished[i] && __atomic_load_n(&j[i].done, __ATOMIC_ACQUIRE)) {
-        ck_assert_int_eq(j[i].result, 0);
-        finish_job(t[i], &j[i]);
-        finished[i] = 1;
-        left--;
-        break;
-      }
+    ck_assert_int_eq(j[i].result, 0);
+    finish_job(t[i], &j[i]);
+    finished[i] = 1;
   }
   done_with(&s);
 }

@@ -48,8 +48,9 @@
  *                             fastpath add undone): with WPEND, CAS clear
  *                             RTURN, bump wseq and wake a writer (the
  *                             writers' turn: see WAITING FLAGS); WPEND
- *                             stays (a live writer's claim); without WPEND, CAS clear RTURN and
- *                             RWAIT, wake all readers
+ *                             stays (a live writer's claim); without
+ *                             WPEND, CAS clear RTURN and RWAIT, wake all
+ *                             readers
  *   T5  writer enters         CAS set WRITER if no WRITER, R = 0, no RTURN
  *   T6  writer waits          CAS set WPEND|SLOW while WRITER, R > 0 or
  *                             RTURN, then futex_wait(wseq, g)
@@ -83,24 +84,23 @@
  * of T7/T8 (add_negative -WRITER: WRITER goes, the flags stay); their
  * second half runs only when SLOW was up.
  *
- * WAITING FLAGS ARE LEASES.  A waiter sets its class's flag; whoever
- * releases the lock into a state that class could use clears the flag
- * and wakes the class (after bumping its sequence word): every reader;
- * for writers, the writers' turn, one writer of a private lock (any
- * one: whoever is woken may take the lock) and every writer of an
- * FL_PSHARED one (wake_writer_turn).  Woken waiters that still cannot go
- * set the flag again.  WPEND is the
- * exception where readers leave: whoever set it has not held the lock
- * since (a writer's own release, T7/T8, takes it down if no other writer
- * sleeps), so when the last reader leaves (T4) it is the claim of a live
- * writer, asleep or awake in its slowpath, and it stays up until that
- * writer enters (T5), gives up (T10), or has died and a reader's lease
- * runs out (T9).  Taking it down when FUTEX_WAKE woke nobody let arriving
- * readers in ahead of a writer that was awake, again and again (the
- * model's writer-progress counterexample).  Nobody depends on
- * FUTEX_WAKE reaching a particular waiter (the kernel wakes the best
- * priority first, not the oldest), and a waiter that dies (asleep, or
- * woken and killed before it ran) leaves nothing anyone waits for.
+ * WAITING FLAGS ARE LEASES.  A waiter sets its class's flag; whoever releases
+ * the lock into a state that class could use clears the flag and wakes the
+ * class (after bumping its sequence word): every reader; for writers, the
+ * writers' turn, one writer of a private lock (any one: whoever is woken may
+ * take the lock) and every writer of an FL_PSHARED one (wake_writer_turn).
+ * Woken waiters that still cannot go set the flag again.  WPEND is the
+ * exception where readers leave: whoever set it has not held the lock since
+ * (a writer's own release, T7/T8, takes it down if no other writer sleeps),
+ * so when the last reader leaves (T4) it is the claim of a live writer,
+ * asleep or awake in its slowpath, and it stays up until that writer enters
+ * (T5), gives up (T10), or has died and a reader's lease runs out (T9).
+ * Taking it down when FUTEX_WAKE woke nobody let arriving readers in ahead of
+ * a writer that was awake, again and again (the model's writer-progress
+ * counterexample).  Nobody depends on FUTEX_WAKE reaching a particular waiter
+ * (the kernel wakes the best priority first, not the oldest), and a waiter
+ * that dies (asleep, or woken and killed before it ran) leaves nothing anyone
+ * waits for.
  *
  * NO LOST WAKE-UPS.  A waiter reads its sequence word g (acquire) before
  * the CAS that sets its flag, and sleeps only while the word still is g.
@@ -265,31 +265,35 @@ static int cas(fl_rwsem_t *s, int32_t *c, int32_t want)
   return 0;
 }
 
-/* Wake a whole class: bump its sequence word, then wake every sleeper.
- * Release: a waiter that reads the new sequence (acquire) has seen the
- * CAS that cleared its flag.  Returns how many were asleep.  */
-static int wake_all(fl_rwsem_t *s, int32_t *seq)
+/* Bump a class's sequence word, then wake n of its sleepers.  Release:
+ * a waiter that reads the new sequence (acquire) has seen the CAS that
+ * cleared its flag.  Returns how many it woke.  */
+static int wake(fl_rwsem_t *s, int32_t *seq, int n)
 {
   fl_atomic_fetch_add_release(seq, 1);
-  return fl_futex_wake((uint32_t *)seq, INT32_MAX, pshared(s));
+  return fl_futex_wake((uint32_t *)seq, n, pshared(s));
 }
 
-/* The writers' turn (T4, T7, T8, T11): bump wseq as wake_all does, and
- * wake one writer, any one: whichever the kernel picks may take the lock
- * (nothing is granted to a particular writer), and one that cannot go
- * yet sets WPEND again and sleeps until the next turn.  Waking every
- * writer made them a herd that the scheduler sorted, and on an
- * oversubscribed machine the writers that got a CPU first won turn after
- * turn (rwsem-xx: the slowest writer below a tenth of the fastest); Linux
- * queues the sleepers of one priority in order (futex(2) promises no
- * order), so waking one lets the writers take turns.  A process-shared lock wakes them all: a woken
+/* Wake a whole class.  Returns how many were asleep.  */
+static int wake_all(fl_rwsem_t *s, int32_t *seq)
+{
+  return wake(s, seq, INT32_MAX);
+}
+
+/* The writers' turn (T4, T7, T8, T11): wake one writer, any one:
+ * whichever the kernel picks may take the lock (nothing is granted to a
+ * particular writer), and one that cannot go yet sets WPEND again and
+ * sleeps until the next turn.  Waking every writer made them a herd that
+ * the scheduler sorted, and on an oversubscribed machine the writers
+ * that got a CPU first won turn after turn (rwsem-xx: the slowest writer
+ * below a tenth of the fastest); Linux queues the sleepers of one
+ * priority in order (futex(2) promises no order), so waking one lets the
+ * writers take turns.  A process-shared lock wakes them all: a woken
  * waiter may be killed before it runs, and its wake-up would be lost
- * with it.  Returns how many were asleep (at least one if any was).  */
+ * with it.  Returns how many it woke (at least one if any was asleep).  */
 static int wake_writer_turn(fl_rwsem_t *s)
 {
-  fl_atomic_fetch_add_release(&s->wseq, 1);
-  return fl_futex_wake((uint32_t *)&s->wseq, pshared(s) ? INT32_MAX : 1,
-                       pshared(s));
+  return wake(s, &s->wseq, pshared(s) ? INT32_MAX : 1);
 }
 
 /* Sleep on seq while it holds g, until woken, until w's deadline
