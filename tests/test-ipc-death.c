@@ -6,7 +6,8 @@
  * once, recursion reset), waits of the dead dropped, references freed,
  * the region lock taken over from a dead holder and its half-done section
  * undone, the server's fl_ipc_client_died, and a fork child's inherited
- * handle refused.  Every wait has a generous deadline (30 s): a bug fails
+ * handle refused, owners in two PID namespaces told apart, and wait-all's
+ * mask of abandoned mutexes.  Every wait has a generous deadline (30 s): a bug fails
  * the test instead of hanging it; how fast a death was found is printed,
  * not asserted (src/ipc/liveness.c states the bound).  */
 #include "config.h"
@@ -21,10 +22,12 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -469,6 +472,164 @@ START_TEST(rwsem_writer_killed)
 }
 END_TEST
 
+/* Two processes that are each PID 1, with TID 1, in a PID namespace of
+ * their own (containers sharing /dev/shm): the second must not be taken
+ * for the owner of the first's mutex (no release: EPERM; its wait times
+ * out while the owner lives), and the first's death must still be found
+ * (EOWNERDEAD to the next acquirer).  The identities are the region's
+ * client slots and each process's byte lock on the region's file, which
+ * no PID enters.  Skipped where unshare(CLONE_NEWPID) is not allowed.  */
+struct ns_shared {
+  int32_t step;     /* 1: init 0 owns m; 2: init 1 is done */
+  int32_t init_pid; /* init 0's PID in the test's namespace */
+  int32_t result[5];
+};
+
+static void ns_step_wait(struct ns_shared *g, int32_t step)
+{
+  int i;
+
+  for (i = 0; i < 30000 && fl_load_acquire(&g->step) < step; i++)
+    usleep(1000);
+}
+
+/* The init of namespace me: 0 takes m and sleeps; 1 tries it.  */
+static int ns_init(struct ns_shared *g, int me)
+{
+  struct timespec d = later(200 * (int64_t)1000000);
+  fl_ipc_obj_t m;
+  fl_ipc_t *c;
+  uint32_t index, owner, tid;
+
+  if (getpid() != 1)
+    return 3;
+  if (me == 1)
+    ns_step_wait(g, 1);
+  if (fl_ipc_open(region_name, &c) != 0 || fl_ipc_obj_open(c, "m", &m) != 0)
+    return 4;
+  if (me == 0) {
+    g->result[0] = fl_ipc_wait_any(c, 1, &m, CLOCK_MONOTONIC, &d, &index);
+    fl_store_release(&g->step, 1);
+    for (;;)
+      pause();
+  }
+  g->result[1] = fl_ipc_mutex_release(c, m, NULL);
+  g->result[2] = fl_ipc_wait_any(c, 1, &m, CLOCK_MONOTONIC, &d, &index);
+  if (fl_ipc_mutex_read(c, m, &owner, &tid, NULL) != 0)
+    return 5;
+  g->result[3] = (int32_t)tid; /* the owner's TID */
+  g->result[4] = owner != 0 && owner != fl_ipc_client_id(c); /* not us */
+  fl_store_release(&g->step, 2);
+  return 0;
+}
+
+/* A child of the test: unshare a PID namespace, fork its init, wait.  */
+static void ns_child(struct ns_shared *g, int me)
+{
+  pid_t pid;
+  int status;
+
+  if (unshare(CLONE_NEWPID) != 0)
+    _exit(77);
+  pid = fork();
+  if (pid < 0)
+    _exit(2);
+  if (pid == 0)
+    _exit(ns_init(g, me));
+  if (me == 0)
+    fl_store_release(&g->init_pid, (int32_t)pid);
+  if (waitpid(pid, &status, 0) != pid)
+    _exit(6);
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+}
+
+START_TEST(owners_in_two_pid_namespaces)
+{
+  struct ns_shared *g = mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  struct timespec d = later(LONG_NS);
+  fl_ipc_obj_t m;
+  pid_t pid[2];
+  int k, status[2];
+  uint32_t index;
+
+  ck_assert_ptr_ne(g, MAP_FAILED);
+  memset(g, 0, sizeof *g);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 0, &m), 0);
+  for (k = 0; k < 2; k++) {
+    pid[k] = fork();
+    ck_assert_int_ge(pid[k], 0);
+    if (pid[k] == 0)
+      ns_child(g, k);
+  }
+  ck_assert_int_eq(waitpid(pid[1], &status[1], 0), pid[1]);
+  if (WIFEXITED(status[1]) && WEXITSTATUS(status[1]) == 77) {
+    printf("test-ipc-death: unshare(CLONE_NEWPID) not permitted here; "
+           "owners_in_two_pid_namespaces checked nothing\n");
+    kill(pid[0], SIGKILL);
+    waitpid(pid[0], &status[0], 0);
+    munmap(g, sizeof *g);
+    return;
+  }
+  ck_assert_msg(WIFEXITED(status[1]) && WEXITSTATUS(status[1]) == 0,
+                "namespace 1: status %#x", status[1]);
+  ck_assert_int_eq(fl_load_acquire(&g->step), 2);
+  ck_assert_int_eq(g->result[0], 0);
+  ck_assert_int_eq(g->result[1], EPERM);     /* not the owner */
+  ck_assert_int_eq(g->result[2], ETIMEDOUT); /* the owner lives */
+  ck_assert_int_eq(g->result[3], 1);         /* TID 1, as the tester's */
+  ck_assert_int_eq(g->result[4], 1);
+  /* Init 0 dies (its namespace with it): its mutex is abandoned.  */
+  ck_assert_int_gt(fl_load_acquire(&g->init_pid), 0);
+  ck_assert_int_eq(kill(fl_load_acquire(&g->init_pid), SIGKILL), 0);
+  ck_assert_int_eq(waitpid(pid[0], &status[0], 0), pid[0]);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &d, &index),
+                   EOWNERDEAD);
+  munmap(g, sizeof *g);
+}
+END_TEST
+
+static uint32_t take_m1(fl_ipc_t *c)
+{
+  fl_ipc_obj_t m1;
+  struct timespec d = later(LONG_NS);
+  uint32_t index;
+
+  if (fl_ipc_obj_open(c, "m1", &m1) != 0
+      || fl_ipc_wait_any(c, 1, &m1, CLOCK_MONOTONIC, &d, &index) != 0)
+    return 0;
+  return 1;
+}
+
+/* fl_ipc_wait_all's mask names exactly the abandoned mutexes among what
+ * it acquired: here the second of three objects, whose owner was killed
+ * (the first, a semaphore, and the third, a free mutex, are not).  */
+START_TEST(wait_all_abandoned_mask)
+{
+  fl_ipc_obj_t o[3];
+  struct timespec d = later(LONG_NS);
+  uint64_t mask = ~(uint64_t)0;
+  struct child ch;
+
+  ck_assert_int_eq(fl_ipc_sem_create(r, "s", 1, 1, &o[0]), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m1", 0, &o[1]), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m2", 0, &o[2]), 0);
+  ch = spawn(take_m1, 1);
+  ck_assert_uint_eq(ch.word, 1);
+  kill9(&ch);
+  ck_assert_int_eq(fl_ipc_wait_all(r, 3, o, CLOCK_MONOTONIC, &d, &mask),
+                   EOWNERDEAD);
+  ck_assert_uint_eq(mask, (uint64_t)1 << 1);
+  /* Held all the same, and reported once.  */
+  ck_assert_int_eq(fl_ipc_mutex_release(r, o[1], NULL), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, o[2], NULL), 0);
+  ck_assert_int_eq(fl_ipc_sem_release(r, o[0], 1, NULL), 0);
+  mask = ~(uint64_t)0;
+  ck_assert_int_eq(fl_ipc_wait_all(r, 3, o, CLOCK_MONOTONIC, &d, &mask), 0);
+  ck_assert_uint_eq(mask, 0);
+}
+END_TEST
+
 static Suite *death_suite(void)
 {
   Suite *s = suite_create("ipc-death");
@@ -486,6 +647,8 @@ static Suite *death_suite(void)
   tcase_add_test(tc, dead_references_and_reuse);
   tcase_add_test(tc, fork_child_handle);
   tcase_add_test(tc, rwsem_writer_killed);
+  tcase_add_test(tc, owners_in_two_pid_namespaces);
+  tcase_add_test(tc, wait_all_abandoned_mask);
   suite_add_tcase(s, tc);
   return s;
 }
