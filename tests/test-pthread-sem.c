@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -220,6 +221,27 @@ START_TEST(named_between_processes)
 }
 END_TEST
 
+/* sem_open applies the umask to the mode, as open(2) and glibc do: a
+ * semaphore asked for 0666 under umask 077 is not world-writable.  */
+START_TEST(named_creation_applies_the_umask)
+{
+  char name[64], path[96];
+  struct stat st;
+  mode_t old = umask(077);
+  sem_t *a;
+
+  snprintf(name, sizeof name, "/fastlock-test-umask-%d", (int)getpid());
+  snprintf(path, sizeof path, "/dev/shm/sem.%s", name + 1);
+  a = sem_open(name, O_CREAT | O_EXCL, 0666, 0);
+  umask(old);
+  ck_assert_ptr_ne(a, SEM_FAILED);
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert_uint_eq(st.st_mode & 0777, 0600);
+  ck_assert_int_eq(sem_close(a), 0);
+  ck_assert_int_eq(sem_unlink(name), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("pthread-sem");
@@ -230,6 +252,7 @@ static Suite *suite(void)
   tcase_add_test(tc, every_function_is_the_drop_in);
   tcase_add_test(tc, counts_and_errors);
   tcase_add_test(tc, a_signal_interrupts_the_wait);
+  tcase_add_test(tc, named_creation_applies_the_umask);
   suite_add_tcase(s, tc);
   tcase_set_tags(th, FL_TAG_THREADS);
   tcase_set_timeout(th, 120);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SHM_DIR "/dev/shm/"
@@ -48,19 +49,43 @@ static sem_t *map(int fd)
   return p == MAP_FAILED ? SEM_FAILED : p;
 }
 
+/* Open a new temporary file in SHM_DIR with mode, less the umask as
+ * open(2) applies it (glibc's sem_open creates its file so too; an
+ * fchmod would not apply the umask): an fd, with the name in tmp, or -1
+ * with errno.  The name is the PID, a per-process count and the clock:
+ * one taken (EEXIST) is passed over.  */
+static int open_temporary(char *tmp, size_t size, mode_t mode)
+{
+  static unsigned count;
+  unsigned i;
+
+  for (i = 0; i < 100; i++) {
+    struct timespec now;
+    int fd;
+
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    snprintf(tmp, size, "%s%sfastlock-%ld-%u-%lx", SHM_DIR, PREFIX,
+             (long)getpid(), __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED),
+             (unsigned long)now.tv_nsec);
+    fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd >= 0 || errno != EEXIST)
+      return fd;
+  }
+  return -1;
+}
+
 /* Create the semaphore under path: an fd on it, or -1 with errno
  * (EEXIST when the name was taken meanwhile).  */
 static int create(const char *path, mode_t mode, unsigned value)
 {
-  char tmp[] = SHM_DIR PREFIX "fastlock-XXXXXX";
+  char tmp[sizeof SHM_DIR + NAME_MAX + 1];
   sem_t init;
-  int fd = mkostemp(tmp, O_CLOEXEC), err = 0;
+  int fd = open_temporary(tmp, sizeof tmp, mode), err = 0;
 
   if (fd < 0)
     return -1;
   fl_pt_sem_setup(&init, 1, value);
-  if (fchmod(fd, mode) != 0
-      || write(fd, &init, sizeof init) != (ssize_t)sizeof init
+  if (write(fd, &init, sizeof init) != (ssize_t)sizeof init
       || link(tmp, path) != 0)
     err = errno;
   unlink(tmp);
