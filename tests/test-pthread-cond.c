@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -219,6 +220,82 @@ START_TEST(pshared_between_processes)
 }
 END_TEST
 
+/* pthread_cond_wait's sleep is a cancellation point: a thread cancelled
+ * while it waits runs its cleanup handler holding the mutex (POSIX), and
+ * the condition variable goes on working for the others: a signal
+ * reaches the waiter left, and destroy does not wait for the cancelled
+ * one.  Before, the sleep ignored the cancel and pthread_join hung.  */
+struct cancel_wait {
+  pthread_mutex_t m;
+  pthread_cond_t c;
+  int waiting, go, cleanup_unlock;
+};
+
+static void unlock_in_cleanup(void *p)
+{
+  struct cancel_wait *g = p;
+
+  /* An error-checking mutex: EPERM unless this thread holds it.  */
+  g->cleanup_unlock = pthread_mutex_unlock(&g->m);
+}
+
+static void *wait_to_be_cancelled(void *p)
+{
+  struct cancel_wait *g = p;
+
+  ck_assert_int_eq(pthread_mutex_lock(&g->m), 0);
+  g->waiting++;
+  pthread_cleanup_push(unlock_in_cleanup, g);
+  while (!g->go)
+    pthread_cond_wait(&g->c, &g->m);
+  pthread_cleanup_pop(0);
+  g->waiting--;
+  ck_assert_int_eq(pthread_mutex_unlock(&g->m), 0);
+  return NULL;
+}
+
+START_TEST(a_cancelled_waiter_leaves_holding_the_mutex)
+{
+  struct cancel_wait g;
+  pthread_mutexattr_t a;
+  pthread_t victim, other;
+  void *ret;
+
+  memset(&g, 0, sizeof g);
+  g.cleanup_unlock = -1;
+  ck_assert_int_eq(pthread_mutexattr_init(&a), 0);
+  ck_assert_int_eq(pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK), 0);
+  ck_assert_int_eq(pthread_mutex_init(&g.m, &a), 0);
+  ck_assert_int_eq(pthread_cond_init(&g.c, NULL), 0);
+  ck_assert_int_eq(pthread_create(&victim, NULL, wait_to_be_cancelled, &g), 0);
+  ck_assert_int_eq(pthread_create(&other, NULL, wait_to_be_cancelled, &g), 0);
+  for (;;) {
+    int n;
+    ck_assert_int_eq(pthread_mutex_lock(&g.m), 0);
+    n = g.waiting;
+    ck_assert_int_eq(pthread_mutex_unlock(&g.m), 0);
+    if (n == 2)
+      break;
+    usleep(1000);
+  }
+  usleep(20000); /* most likely asleep by now; if not, cancelled on entry */
+  ck_assert_int_eq(pthread_cancel(victim), 0);
+  ck_assert_int_eq(pthread_join(victim, &ret), 0);
+  ck_assert_ptr_eq(ret, PTHREAD_CANCELED);
+  ck_assert_int_eq(g.cleanup_unlock, 0);
+  ck_assert_int_eq(pthread_mutex_lock(&g.m), 0);
+  g.waiting--; /* the victim's */
+  g.go = 1;
+  ck_assert_int_eq(pthread_cond_signal(&g.c), 0);
+  ck_assert_int_eq(pthread_mutex_unlock(&g.m), 0);
+  ck_assert_int_eq(pthread_join(other, NULL), 0);
+  ck_assert_int_eq(g.waiting, 0);
+  ck_assert_int_eq(pthread_cond_destroy(&g.c), 0);
+  ck_assert_int_eq(pthread_mutex_destroy(&g.m), 0);
+  ck_assert_int_eq(pthread_mutexattr_destroy(&a), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("pthread-cond");
@@ -235,6 +312,7 @@ static Suite *suite(void)
   tcase_add_test(th, ping_pong_between_threads);
   tcase_add_test(th, broadcast_wakes_all_and_destroy_waits_for_them);
   tcase_add_test(th, pshared_between_processes);
+  tcase_add_test(th, a_cancelled_waiter_leaves_holding_the_mutex);
   suite_add_tcase(s, th);
   return s;
 }

@@ -242,6 +242,59 @@ START_TEST(named_creation_applies_the_umask)
 }
 END_TEST
 
+/* sem_wait's and sem_timedwait's sleeps are cancellation points: a
+ * thread cancelled while it waits ends (pthread_join returns), takes no
+ * unit, and leaves the semaphore working: a post then reaches the
+ * waiter left.  Before, the sleep ignored the cancel and pthread_join
+ * hung.  */
+struct cancel_sem {
+  sem_t s;
+  int timed;
+};
+
+static void *sem_wait_to_be_cancelled(void *p)
+{
+  struct cancel_sem *g = p;
+  struct timespec d = pt_after_ms(CLOCK_REALTIME, 60000);
+
+  if (g->timed)
+    sem_timedwait(&g->s, &d);
+  else
+    sem_wait(&g->s);
+  return NULL;
+}
+
+static void *sem_wait_once(void *p)
+{
+  struct cancel_sem *g = p;
+
+  return (void *)(intptr_t)sem_wait(&g->s);
+}
+
+START_TEST(a_cancelled_waiter_takes_nothing)
+{
+  struct cancel_sem g = { .timed = _i };
+  pthread_t victim, other;
+  void *ret;
+  int v;
+
+  ck_assert_int_eq(sem_init(&g.s, 0, 0), 0);
+  ck_assert_int_eq(pthread_create(&victim, NULL, sem_wait_to_be_cancelled, &g),
+                   0);
+  ck_assert_int_eq(pthread_create(&other, NULL, sem_wait_once, &g), 0);
+  usleep(20000); /* most likely asleep by now; if not, cancelled on entry */
+  ck_assert_int_eq(pthread_cancel(victim), 0);
+  ck_assert_int_eq(pthread_join(victim, &ret), 0);
+  ck_assert_ptr_eq(ret, PTHREAD_CANCELED);
+  ck_assert_int_eq(sem_post(&g.s), 0);
+  ck_assert_int_eq(pthread_join(other, &ret), 0);
+  ck_assert_ptr_eq(ret, NULL); /* sem_wait returned 0 */
+  ck_assert_int_eq(sem_getvalue(&g.s, &v), 0);
+  ck_assert_int_eq(v, 0);
+  ck_assert_int_eq(sem_destroy(&g.s), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("pthread-sem");
@@ -259,6 +312,7 @@ static Suite *suite(void)
   tcase_add_test(th, ping_pong_between_threads);
   tcase_add_test(th, pshared_between_processes);
   tcase_add_test(th, named_between_processes);
+  tcase_add_loop_test(th, a_cancelled_waiter_takes_nothing, 0, 2);
   suite_add_tcase(s, th);
   return s;
 }

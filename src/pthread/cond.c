@@ -54,38 +54,67 @@ static struct fl_pcond *fl_pc(pthread_cond_t *c)
   return (struct fl_pcond *)(void *)c;
 }
 
+/* A waiter between its check-in and its check-out.  */
+struct cond_waiter {
+  struct fl_pcond *pc;
+  pthread_mutex_t *m;
+  uint32_t depth;
+  int shared;
+};
+
+/* Check out.  Release: pthread_cond_destroy may free the condition
+ * variable once the count is zero, so this is the last access but for
+ * the futex wake, which only uses the address.  */
+static void check_out(const struct cond_waiter *w)
+{
+  uint32_t n = (uint32_t)fl_atomic_fetch_add_release(W(&w->pc->waiters), -1);
+
+  if (n == (FL_PC_DESTROYING | 1))
+    fl_futex_wake(&w->pc->waiters, INT32_MAX, w->shared);
+}
+
+/* The cleanup of a waiter cancelled in its sleep: wake one other waiter
+ * (the signal that woke us may be lost with us; a spurious wake-up for
+ * the other is allowed), check out, and take the mutex again, as POSIX
+ * has it before the caller's cleanup handlers run.  */
+static void cancelled(void *arg)
+{
+  const struct cond_waiter *w = arg;
+
+  fl_futex_wake(&w->pc->seq, 1, w->shared);
+  check_out(w);
+  fl_pt_mutex_reacquire(w->m, w->depth);
+}
+
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                      const struct timespec *abstime)
 {
-  struct fl_pcond *pc = fl_pc(c);
-  int shared = (fl_load_relaxed(&pc->flags) & FL_PC_SHARED) != 0;
-  uint32_t seq, depth, w;
+  struct cond_waiter w = { fl_pc(c), m, 0, 0 };
+  uint32_t seq;
   int rc, rc2;
 
+  w.shared = (fl_load_relaxed(&w.pc->flags) & FL_PC_SHARED) != 0;
   if (abstime != NULL && !fl_timespec_valid(abstime))
     return EINVAL;
   /* A cancellation point where the mutex is held, as the cleanup
-   * handlers expect (the sleep itself is not one: README).  */
+   * handlers expect; the sleep is one too (cancelled).  */
   pthread_testcancel();
   if (fl_pt_under_vg())
     fl_pt_vg_hide(c, sizeof *c);
-  fl_atomic_fetch_add_relaxed(W(&pc->waiters), 1);
-  seq = (uint32_t)fl_load_relaxed(W(&pc->seq));
-  rc = fl_pt_mutex_release_for_wait(m, &depth);
+  fl_atomic_fetch_add_relaxed(W(&w.pc->waiters), 1);
+  seq = (uint32_t)fl_load_relaxed(W(&w.pc->seq));
+  rc = fl_pt_mutex_release_for_wait(m, &w.depth);
   if (rc != 0) {
-    fl_atomic_fetch_add_relaxed(W(&pc->waiters), -1);
+    fl_atomic_fetch_add_relaxed(W(&w.pc->waiters), -1);
     return rc;
   }
-  rc = fl_pt_wait(&pc->seq, seq, shared, clock, abstime);
-  /* Check out.  Release: pthread_cond_destroy may free c once the count
-   * is zero, so this is our last access but for the futex wake, which
-   * only uses the address.  */
-  w = (uint32_t)fl_atomic_fetch_add_release(W(&pc->waiters), -1);
-  if (w == (FL_PC_DESTROYING | 1))
-    fl_futex_wake(&pc->waiters, INT32_MAX, shared);
+  pthread_cleanup_push(cancelled, &w);
+  rc = fl_pt_wait(&w.pc->seq, seq, w.shared, clock, abstime, 1);
+  pthread_cleanup_pop(0);
+  check_out(&w);
   if (fl_pt_under_vg())
     fl_pt_vg_happens_after(c);
-  rc2 = fl_pt_mutex_reacquire(m, depth);
+  rc2 = fl_pt_mutex_reacquire(m, w.depth);
   if (rc2 != 0)
     return rc2;
   return rc == ETIMEDOUT ? ETIMEDOUT : 0;
@@ -145,7 +174,7 @@ FL_PT_API int pthread_cond_destroy(pthread_cond_t *c)
                != w)
       continue;
     fl_pt_wait(&pc->waiters, w | FL_PC_DESTROYING, shared, CLOCK_MONOTONIC,
-               NULL);
+               NULL, 0);
   }
 }
 

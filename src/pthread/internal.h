@@ -56,9 +56,11 @@ static inline void fl_pt_mb_after_rmw(void)
 }
 
 /* Retrying futex wait: returns 0 after a wake-up (or a spurious return:
- * callers re-check), ETIMEDOUT, EINVAL; EINTR and EAGAIN become 0.  */
+ * callers re-check), ETIMEDOUT, EINVAL; EINTR and EAGAIN become 0.
+ * cancellable: the sleep is a cancellation point (the caller has a
+ * cleanup handler pushed).  */
 int fl_pt_wait(uint32_t *word, uint32_t expected, int pshared, clockid_t clock,
-               const struct timespec *abstime);
+               const struct timespec *abstime, int cancellable);
 
 /* ------------------------------------------------------------------ */
 /* Delegation to glibc (delegate.c).                                   */

@@ -119,7 +119,7 @@ static int acquire_word(struct fl_pmutex *pm, int32_t kind, uint32_t tid,
         continue;
       v |= FL_PM_WAITERS;
     }
-    int rc = fl_pt_wait(&pm->lock, v, pm_futex_shared(kind), clock, abstime);
+    int rc = fl_pt_wait(&pm->lock, v, pm_futex_shared(kind), clock, abstime, 0);
     if (rc != 0)
       return rc;
     slept = FL_PM_WAITERS;

@@ -36,9 +36,11 @@ __attribute__((constructor)) static void register_atfork(void)
 }
 
 int fl_pt_wait(uint32_t *word, uint32_t expected, int pshared, clockid_t clock,
-               const struct timespec *abstime)
+               const struct timespec *abstime, int cancellable)
 {
-  int rc = fl_futex_wait(word, expected, pshared, clock, abstime);
+  int rc = cancellable ? fl_futex_wait_cancellable(word, expected, pshared,
+                                                   clock, abstime)
+                       : fl_futex_wait(word, expected, pshared, clock, abstime);
 
   /* EAGAIN: the word changed before we slept; EINTR: a signal handler
    * ran.  Either way the caller looks at its word again.  */

@@ -7,6 +7,7 @@
 #include "sys/futex.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
 
 #define W(p) ((int32_t *)(void *)(p))
@@ -48,6 +49,20 @@ static int take(struct fl_psem *ps)
   return EAGAIN;
 }
 
+/* The cleanup of a waiter cancelled in its sleep: check out, and pass
+ * on a wake-up that may have been meant for it (a unit it did not take
+ * must not be left with the other waiters asleep).  */
+static void cancelled(void *arg)
+{
+  struct fl_psem *ps = arg;
+  int shared = (fl_load_relaxed(&ps->flags) & FL_PS_SHARED) != 0;
+
+  fl_atomic_fetch_add_relaxed(W(&ps->nwaiters), -1);
+  fl_pt_mb_after_rmw(); /* check out, then look: sem.h */
+  if (fl_load_relaxed(W(&ps->value)) > 0)
+    fl_futex_wake(&ps->value, 1, shared);
+}
+
 static int sem_take(sem_t *s, int how, clockid_t clock,
                     const struct timespec *abstime)
 {
@@ -55,6 +70,8 @@ static int sem_take(sem_t *s, int how, clockid_t clock,
   int shared = (fl_load_relaxed(&ps->flags) & FL_PS_SHARED) != 0;
   int rc;
 
+  if (how != TRY)
+    pthread_testcancel(); /* a cancellation point even when not blocking */
   if (take(ps) == 0)
     goto taken;
   if (how == TRY)
@@ -63,16 +80,19 @@ static int sem_take(sem_t *s, int how, clockid_t clock,
     return fail(EINVAL);
   fl_atomic_fetch_add_relaxed(W(&ps->nwaiters), 1);
   fl_pt_mb_after_rmw(); /* check in, then look: sem.h */
+  pthread_cleanup_push(cancelled, ps);
   for (;;) {
     rc = take(ps);
     if (rc == 0)
       break;
-    rc = fl_futex_wait(&ps->value, 0, shared, clock, abstime);
+    /* The sleep is a cancellation point, as POSIX has sem_wait's.  */
+    rc = fl_futex_wait_cancellable(&ps->value, 0, shared, clock, abstime);
     /* sem_wait is interrupted by a signal handler (EINTR), as POSIX and
      * Linux have it; EAGAIN: value moved before we slept.  */
     if (rc == ETIMEDOUT || rc == EINTR || rc == EINVAL)
       break;
   }
+  pthread_cleanup_pop(0);
   fl_atomic_fetch_add_relaxed(W(&ps->nwaiters), -1);
   if (rc != 0)
     return fail(rc);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,10 +24,13 @@ static int futex_private(int op, int pshared)
   return pshared ? op : op | FUTEX_PRIVATE_FLAG;
 }
 
-int fl_futex_wait(const uint32_t *word, uint32_t expected, int pshared,
-                  clockid_t clock, const struct timespec *abstime)
+/* The futex wait of both entry points below; cancellable: the sleep is a
+ * cancellation point (fl_futex_wait_cancellable).  */
+static int futex_wait(const uint32_t *word, uint32_t expected, int pshared,
+                      clockid_t clock, const struct timespec *abstime,
+                      int cancellable)
 {
-  int op = futex_private(FUTEX_WAIT_BITSET, pshared);
+  int op = futex_private(FUTEX_WAIT_BITSET, pshared), type = 0, err;
   long rc;
 
   if (clock == CLOCK_REALTIME)
@@ -45,12 +49,33 @@ int fl_futex_wait(const uint32_t *word, uint32_t expected, int pshared,
    * lock-order checker looks for a spinlock held across it.  */
   if (FL_TOOLS_ACTIVE)
     fl_lockdep_wait();
+  /* Asynchronous cancellation for the system call alone, as glibc's
+   * cancellable system calls have it: a pthread_cancel that comes while
+   * the thread sleeps, or came before (setting the type acts on a
+   * pending one), unwinds it from here through the caller's cleanup
+   * handler; nothing of ours is half done inside this window.  */
+  if (cancellable)
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
   rc = syscall(FL_NR_FUTEX, word, op, expected, abstime, NULL,
                FUTEX_BITSET_MATCH_ANY);
-  if (rc == 0)
-    return 0;
+  err = rc == 0 ? 0 : errno;
+  if (cancellable)
+    pthread_setcanceltype(type, NULL);
   /* EWOULDBLOCK is EAGAIN on Linux; EINTR and ETIMEDOUT pass through.  */
-  return errno;
+  return err;
+}
+
+int fl_futex_wait(const uint32_t *word, uint32_t expected, int pshared,
+                  clockid_t clock, const struct timespec *abstime)
+{
+  return futex_wait(word, expected, pshared, clock, abstime, 0);
+}
+
+int fl_futex_wait_cancellable(const uint32_t *word, uint32_t expected,
+                              int pshared, clockid_t clock,
+                              const struct timespec *abstime)
+{
+  return futex_wait(word, expected, pshared, clock, abstime, 1);
 }
 
 int fl_futex_wake(uint32_t *word, int count, int pshared)

@@ -26,6 +26,15 @@
 int fl_futex_wait(const uint32_t *word, uint32_t expected, int pshared,
                   clockid_t clock, const struct timespec *abstime);
 
+/* The same, with the sleep a cancellation point (asynchronous
+ * cancellation during the system call only): for the waits POSIX makes
+ * cancellation points, whose callers push a cleanup handler around it.
+ * The code that can be unwound is built with unwind tables
+ * (-fasynchronous-unwind-tables, Makefile.am).  */
+int fl_futex_wait_cancellable(const uint32_t *word, uint32_t expected,
+                              int pshared, clockid_t clock,
+                              const struct timespec *abstime);
+
 /* Wake up to count waiters on word (INT32_MAX: all).  Returns how many
  * were woken.  */
 int fl_futex_wake(uint32_t *word, int count, int pshared);
