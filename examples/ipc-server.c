@@ -56,6 +56,14 @@ static void client_gone(fl_ipc_t *r, const struct peer *p, fl_ipc_obj_t work)
   char own[32];
   int rc = fl_ipc_client_died(r, p->who.client, lost, 8, &n);
 
+  if (rc == ESRCH) {
+    /* Its slot went to a process that joined when the region had no
+     * other: what it abandoned was found, but the report is gone.  */
+    printf("server: client %d (pid %d) is gone; its slot was already "
+           "reused, its report lost\n",
+           p->who.number, (int)p->who.pid);
+    return;
+  }
   check(rc, "fl_ipc_client_died");
   if (n == 0) {
     /* It closed the region before the socket: a clean exit.  */

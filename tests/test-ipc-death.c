@@ -5,9 +5,11 @@
  * The parent checks what the others see: abandoned mutexes (EOWNERDEAD,
  * once, recursion reset), waits of the dead dropped, references freed,
  * the region lock taken over from a dead holder and its half-done section
- * undone, the server's fl_ipc_client_died, and a fork child's inherited
- * handle refused, owners in two PID namespaces told apart, and wait-all's
- * mask of abandoned mutexes.  Every wait has a generous deadline (30 s): a bug fails
+ * undone, a pulse's waker killed mid-scan, the server's
+ * fl_ipc_client_died (and its report kept while the region has other
+ * slots to claim), a fork child's inherited handle refused, owners in
+ * two PID namespaces told apart, and wait-all's mask of abandoned
+ * mutexes.  Every wait has a generous deadline (30 s): a bug fails
  * the test instead of hanging it; how fast a death was found is printed,
  * not asserted (src/ipc/liveness.c states the bound).  */
 #include "config.h"
@@ -439,6 +441,146 @@ START_TEST(fork_child_handle)
 }
 END_TEST
 
+static void die(void)
+{
+  raise(SIGKILL);
+}
+
+/* A pulse's waker killed right after its first grant, the worst moment
+ * (fl_ipc_grant_hook): the grant stands, the other waiter still waits,
+ * and the event is not left signalled.  */
+START_TEST(pulse_killed_mid_scan)
+{
+  struct waiter w[2];
+  pthread_t t[2];
+  int i, status, sig;
+  pid_t pid;
+
+  ck_assert_int_eq(fl_ipc_event_create(r, "e", 1, 0, &w[0].obj), 0);
+  for (i = 0; i < 2; i++) {
+    w[i].obj = w[0].obj;
+    ck_assert_int_eq(pthread_create(&t[i], NULL, wait_thread, &w[i]), 0);
+    while (waiting() != (uint32_t)i + 1)
+      usleep(1000);
+  }
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    fl_ipc_t *c;
+    fl_ipc_obj_t e;
+    if (fl_ipc_open(region_name, &c) != 0 || fl_ipc_obj_open(c, "e", &e) != 0)
+      _exit(99);
+    fl_ipc_grant_hook = die;
+    fl_ipc_event_pulse(c, e, NULL);
+    _exit(98); /* granted nobody */
+  }
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  /* Taking the lock over undoes nothing: the grant was checkpointed.  */
+  ck_assert_int_eq(fl_ipc_event_read(r, w[0].obj, &sig), 0);
+  ck_assert_int_eq(sig, 0);
+  pthread_join(t[0], NULL);
+  ck_assert_int_eq(w[0].rc, 0);
+  ck_assert_uint_eq(waiting(), 1);
+  ck_assert_int_eq(fl_ipc_event_pulse(r, w[0].obj, NULL), 0);
+  pthread_join(t[1], NULL);
+  ck_assert_int_eq(w[1].rc, 0);
+  ck_assert_int_eq(fl_ipc_event_read(r, w[0].obj, &sig), 0);
+  ck_assert_int_eq(sig, 0);
+}
+END_TEST
+
+static uint32_t client_id(fl_ipc_t *c)
+{
+  return fl_ipc_client_id(c);
+}
+
+static uint32_t take_m2(fl_ipc_t *c)
+{
+  fl_ipc_obj_t m;
+  struct timespec d = later(LONG_NS);
+  uint32_t index;
+
+  if (fl_ipc_obj_open(c, "m2", &m) != 0
+      || fl_ipc_wait_any(c, 1, &m, CLOCK_MONOTONIC, &d, &index) != 0)
+    return 0;
+  return fl_ipc_client_id(c);
+}
+
+/* Kill ch, which owns m, and find the death by acquiring m: a clean-up
+ * whose report the server has not read.  */
+static void kill_and_reap(struct child *ch, fl_ipc_obj_t m)
+{
+  struct timespec d = later(LONG_NS);
+  uint32_t index;
+
+  kill9(ch);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &d, &index),
+                   EOWNERDEAD);
+}
+
+#define SLOT(id) FL_IPC_TAG_INDEX(id)
+
+/* A dead client's slot with an unread report is claimed only when no
+ * other slot is left: the server asks late and still learns what it
+ * abandoned.  */
+START_TEST(report_kept_while_slots_free)
+{
+  fl_ipc_obj_t m, reported[4];
+  struct child a, b, c, d;
+  uint32_t n = 0;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 0, &m), 0);
+  a = spawn(take_mutex, 1);
+  ck_assert_uint_ne(a.word, 0);
+  kill_and_reap(&a, m);
+  b = spawn(client_id, 1);
+  ck_assert_uint_ne(SLOT(b.word), SLOT(a.word)); /* a free one was left */
+  ck_assert_int_eq(fl_ipc_client_died(r, a.word, reported, 4, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(reported[0].id, m.id);
+  /* Read now, a's slot still goes after the free one, and then it is
+   * the only one.  */
+  c = spawn(client_id, 1);
+  ck_assert_uint_ne(SLOT(c.word), SLOT(a.word));
+  d = spawn(client_id, 1);
+  ck_assert_uint_eq(SLOT(d.word), SLOT(a.word));
+  ck_assert_int_eq(fl_ipc_client_died(r, a.word, NULL, 0, NULL), ESRCH);
+  kill9(&b);
+  kill9(&c);
+  kill9(&d);
+}
+END_TEST
+
+/* A full region: the slot of the oldest unread report goes, and the
+ * server's call on it fails with ESRCH.  */
+START_TEST(report_lost_when_full)
+{
+  fl_ipc_obj_t m, m2, reported[4];
+  struct child a, b, c, d;
+  uint32_t n = 0;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 0, &m), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m2", 0, &m2), 0);
+  a = spawn(take_mutex, 1);
+  b = spawn(take_m2, 1);
+  c = spawn(client_id, 1); /* the region's four slots are taken */
+  ck_assert_uint_ne(a.word, 0);
+  ck_assert_uint_ne(b.word, 0);
+  /* b dies first, though its slot comes after a's.  */
+  kill_and_reap(&b, m2);
+  kill_and_reap(&a, m);
+  d = spawn(client_id, 1);
+  ck_assert_uint_eq(SLOT(d.word), SLOT(b.word));
+  ck_assert_int_eq(fl_ipc_client_died(r, b.word, NULL, 0, NULL), ESRCH);
+  ck_assert_int_eq(fl_ipc_client_died(r, a.word, reported, 4, &n), 0);
+  ck_assert_uint_eq(n, 1);
+  ck_assert_uint_eq(reported[0].id, m.id);
+  kill9(&c);
+  kill9(&d);
+}
+END_TEST
+
 static uint32_t write_rwsem(fl_ipc_t *c)
 {
   fl_ipc_obj_t rw;
@@ -645,6 +787,9 @@ static Suite *death_suite(void)
   tcase_add_test(tc, client_died_live);
   tcase_add_test(tc, lock_holder_killed);
   tcase_add_test(tc, dead_references_and_reuse);
+  tcase_add_test(tc, pulse_killed_mid_scan);
+  tcase_add_test(tc, report_kept_while_slots_free);
+  tcase_add_test(tc, report_lost_when_full);
   tcase_add_test(tc, fork_child_handle);
   tcase_add_test(tc, rwsem_writer_killed);
   tcase_add_test(tc, owners_in_two_pid_namespaces);

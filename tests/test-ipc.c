@@ -68,7 +68,7 @@ START_TEST(layout_fixed)
   /* The same in every ABI: only 32-bit words, no pointers.  */
   ck_assert_uint_eq(sizeof(struct fl_ipc_hdr), 128);
   ck_assert_uint_eq(sizeof(struct fl_ipc_undo), 8);
-  ck_assert_uint_eq(sizeof(struct fl_ipc_client), 76);
+  ck_assert_uint_eq(sizeof(struct fl_ipc_client), 80);
   ck_assert_uint_eq(sizeof(struct fl_ipc_object), 128);
   ck_assert_uint_eq(offsetof(struct fl_ipc_object, a),
                     16); /* (a, b) 8-aligned */
@@ -437,9 +437,14 @@ START_TEST(events)
   ck_assert_int_eq(prev, 0);
   ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index),
                    ETIMEDOUT);
-  /* Pulse with nobody waiting: nothing stays set.  */
+  /* Pulse with nobody waiting: nothing stays set, even if it was.  */
   ck_assert_int_eq(fl_ipc_event_pulse(r, m, &prev), 0);
   ck_assert_int_eq(prev, 0);
+  ck_assert_int_eq(fl_ipc_event_read(r, m, &prev), 0);
+  ck_assert_int_eq(prev, 0);
+  ck_assert_int_eq(fl_ipc_event_set(r, m, NULL), 0);
+  ck_assert_int_eq(fl_ipc_event_pulse(r, m, &prev), 0);
+  ck_assert_int_eq(prev, 1);
   ck_assert_int_eq(fl_ipc_event_read(r, m, &prev), 0);
   ck_assert_int_eq(prev, 0);
 }

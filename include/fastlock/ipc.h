@@ -17,8 +17,9 @@
  *              (Win32's WAIT_ABANDONED) and a recursion count of one.
  *   event      manual-reset (stays signalled until reset: wakes every
  *              waiter) or auto-reset (a waiter that acquires it resets
- *              it); set, reset and pulse (set, satisfy whoever waits now,
- *              reset).
+ *              it); set, reset and pulse (satisfy whoever waits now, as
+ *              if set, and leave it reset; a pulser that dies mid-pulse
+ *              may have satisfied only some, never leaves it set).
  *   rwsem      an fl_rwsem_t (<fastlock/rwsem.h>, FL_PSHARED | FL_ROBUST)
  *              kept in the region by name like the others; it is used
  *              through the rwsem API, not waited on here.  A writer that
@@ -256,7 +257,12 @@ FL_EXPORT uint32_t fl_ipc_client_id(const fl_ipc_t *r);
  * message, not to be closed) and *n their number (which may exceed
  * both).  If the death was
  * already found by a waiter, this reports what that clean-up abandoned.
- * Errors: ESRCH if client is unknown or its slot is already reused.  */
+ * The report lasts until another process claims the client's slot, which
+ * a process joining the region does only when no other slot is left:
+ * free slots go first, then those whose report this call has read, then
+ * (the region is full) the oldest unread report's.
+ * Errors: ESRCH if client is unknown or its slot is already reused (its
+ * report lost: the region was full when a process joined).  */
 FL_EXPORT int fl_ipc_client_died(fl_ipc_t *r, uint32_t client,
                                  fl_ipc_obj_t *abandoned, uint32_t cap,
                                  uint32_t *n);

@@ -1,9 +1,12 @@
 /* src/ipc/event.c: events (ipc-internal.h: a = 1 if signalled; the type
  * says manual or auto reset).  A wait on an auto-reset event resets it as
  * it acquires it (wait.c); a manual-reset event stays set for every
- * waiter until reset.  Pulse is set, grant whoever waits now (every
- * eligible waiter for a manual event, the first for an auto one), reset,
- * all in one section, so no waiter that comes later sees it set.  */
+ * waiter until reset.  Pulse grants whoever waits now (every eligible
+ * waiter for a manual event, the first for an auto one) and leaves the
+ * event reset, in one section, so no waiter that comes later sees it set.
+ * It resets the event first and never sets it: the scan treats it as
+ * signalled (fl_ipc_wake_pulse, wait.c), so that a pulser killed between
+ * two grants, whose grants the checkpoints keep, leaves it reset too.  */
 #include "config.h"
 
 #include "ipc/ipc-internal.h"
@@ -36,12 +39,12 @@ static int event_op(fl_ipc_t *r, fl_ipc_obj_t event, int op, int *prev)
     o = &fl_ipc_objects(r)[i];
     if (prev != NULL)
       *prev = (int)o->a;
-    if (op == SET || op == PULSE) {
-      fl_ipc_set(r, &o->a, 1);
+    if (op != READ)
+      fl_ipc_set(r, &o->a, op == SET);
+    if (op == SET)
       fl_ipc_wake_scan(r);
-    }
-    if (op == RESET || op == PULSE)
-      fl_ipc_set(r, &o->a, 0);
+    else if (op == PULSE)
+      fl_ipc_wake_pulse(r, i);
   }
   fl_ipc_unlock(r);
   return rc;

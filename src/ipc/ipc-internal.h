@@ -66,7 +66,7 @@
 #include <stdint.h>
 
 #define FL_IPC_MAGIC 0x50494c46u /* "FLIP" in a little-endian dump */
-#define FL_IPC_VERSION 2u
+#define FL_IPC_VERSION 3u
 #define FL_IPC_LOG_MAX 1024u /* > the largest section between checkpoints */
 /* abandoned mutexes kept per dead client (part of the region's layout) */
 #define FL_IPC_REPORT_MAX ((uint32_t)FL_IPC_DIED_REPORT_MAX)
@@ -88,7 +88,9 @@ struct fl_ipc_hdr {
   uint32_t lock;
   uint32_t log_n;    /* entries in the undo log */
   uint32_t nwaiting; /* wait slots in state WAITING */
-  uint32_t ticket;   /* the next wait's ticket */
+  /* The next wait's ticket; also the stamp of the next client clean-up
+   * (fl_ipc_client.died): one clock, read as an age (ticket - stamp).  */
+  uint32_t ticket;
   uint32_t pad[16];
 };
 
@@ -105,7 +107,10 @@ struct fl_ipc_undo {
  *   LIVE  -> FREE      fl_ipc_close
  *   LIVE  -> DEAD      a clean-up found the process dead (liveness.c)
  *   LIVE  -> KILLED    fl_ipc_client_died (the process may still run)
- *   DEAD, KILLED -> LIVE  claimed again once its byte lock is free
+ *   DEAD, KILLED -> REPORTED  fl_ipc_client_died read its report
+ *   FREE, DEAD, KILLED, REPORTED -> LIVE  claimed again once its byte
+ *                      lock is free, in that order of preference
+ *                      (region.c: a DEAD or KILLED slot's report is lost)
  * gen counts claims: a client id is index + 1 | gen << 16, and a stale id
  * (an older gen) is refused.  Invariant: a client that is not LIVE owns
  * no mutex, holds no reference, has no WAITING or GRANTED wait slot.  */
@@ -113,6 +118,8 @@ struct fl_ipc_client {
   uint32_t state, gen, pid;
   uint32_t closing;    /* 1 from the start of its clean-up until its slot is
                        claimed again: the mutex fastpath's cue (fastpath.c) */
+  uint32_t died;       /* hdr.ticket at its clean-up: the oldest unread
+                          report goes first when the region is full */
   uint32_t nabandoned; /* mutexes its clean-up abandoned */
   uint32_t abandoned[FL_IPC_REPORT_MAX]; /* their ids (the first ones) */
 };
@@ -121,7 +128,8 @@ enum {
   FL_IPC_CLIENT_FREE,
   FL_IPC_CLIENT_LIVE,
   FL_IPC_CLIENT_DEAD,
-  FL_IPC_CLIENT_KILLED
+  FL_IPC_CLIENT_KILLED,
+  FL_IPC_CLIENT_REPORTED
 };
 
 /* An object slot.  type 0 is free; gen counts frees (an object id is
@@ -133,7 +141,8 @@ enum {
  *               id (0 iff no owner), c = recursion - 1 (0 if no owner),
  *               d = 1 if abandoned since its last owner (then no owner,
  *               and SLOW)
- *   event:      a = 1 if signalled (no fastpath, no SLOW)
+ *   event:      a = 1 if signalled (no fastpath, no SLOW); a pulse never
+ *               sets it (fl_ipc_wake_pulse, wait.c)
  * FL_IPC_SLOW in a: a section of the region lock holds the object
  * (fastpath.c); invariant: waiters > 0 implies SLOW.  a and b are one
  * 8-byte-aligned pair, which the mutex fastpath swaps as one word.
@@ -190,6 +199,10 @@ struct fl_ipc {
    * end, nheld counts on and the unlock visits every object.  */
   uint32_t nheld;
   uint32_t held[16];
+  /* The event the current section's pulse treats as signalled in its
+   * wake scan, index + 1 (0: none): kept here, not in the region, so
+   * that the pulser's death leaves nothing of it (fl_ipc_wake_pulse).  */
+  uint32_t pulse;
 };
 
 #define FL_IPC_TAG_INDEX(tag) (((tag)&0xffffu) - 1u)
@@ -290,8 +303,16 @@ int fl_ipc_can_acquire(const struct fl_ipc_object *o, uint32_t tag,
 int fl_ipc_acquire(fl_ipc_t *r, struct fl_ipc_object *o, uint32_t tag,
                    uint32_t tid);
 
-/* wait.c: grant every waiter that can now be satisfied.  */
+/* wait.c: grant every waiter that can now be satisfied; the same with
+ * event index treated as signalled for this scan only (a pulse).  */
 void fl_ipc_wake_scan(fl_ipc_t *r);
+void fl_ipc_wake_pulse(fl_ipc_t *r, uint32_t index);
+/* A test's hook, NULL outside tests: the wake scan calls it after each
+ * grant's checkpoint, where a waker's death leaves the most behind
+ * (tests/test-ipc-death.c dies there).  The scan is the slow path only:
+ * a waiter already sleeps, and one load beside the grant's writes and
+ * system calls costs nothing.  */
+extern void (*fl_ipc_grant_hook)(void);
 /* A WAITING slot leaves that state for state (GRANTED or FREE, or
  * CANCELLED): nwaiting and its objects' waiters go down.  */
 void fl_ipc_wait_leave(fl_ipc_t *r, struct fl_ipc_wait *w, uint32_t state);

@@ -113,6 +113,69 @@ static int check_header(const unsigned char *base, size_t size)
   return 0;
 }
 
+/* Where client slot index comes in the order claim_client tries the
+ * slots (lowest first), with the index in the low 12 bits
+ * (FL_IPC_CLIENTS_MAX is 4096): FREE slots; then slots whose report
+ * fl_ipc_client_died has read; then DEAD and KILLED slots, oldest death
+ * first, whose report claiming loses (the server's call gets ESRCH);
+ * last LIVE ones, whose process holds its byte lock unless it died
+ * unnoticed (its report is not made yet).  Read without the region lock,
+ * which a process may take only once it has a slot, and relaxed: a hint,
+ * since the byte lock alone makes a slot ours and the region lock then
+ * orders all we do with it; a state that changes meanwhile costs at most
+ * a report that a better choice would have kept.  */
+static uint64_t claim_order(const fl_ipc_t *r, uint32_t index)
+{
+  const struct fl_ipc_client *c = &fl_ipc_clients(r)[index];
+  uint32_t now = (uint32_t)fl_load_relaxed((int32_t *)&fl_ipc_hdr(r)->ticket);
+  uint64_t key;
+
+  switch ((uint32_t)fl_load_relaxed((const int32_t *)&c->state)) {
+    case FL_IPC_CLIENT_FREE:
+      key = 0;
+      break;
+    case FL_IPC_CLIENT_REPORTED:
+      key = 1;
+      break;
+    case FL_IPC_CLIENT_LIVE:
+      key = (uint64_t)3 << 32;
+      break;
+    default: /* the older (now - died the larger), the sooner */
+      key = (uint64_t)2 << 32
+            | ~(now - (uint32_t)fl_load_relaxed((const int32_t *)&c->died));
+  }
+  return key << 12 | index;
+}
+
+static int by_value(const void *a, const void *b)
+{
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+  return (x > y) - (x < y);
+}
+
+/* Take the byte lock of a slot, in claim_order: the slot's index, or
+ * EUSERS if every slot's process lives, or ENOMEM.  */
+static int claim_byte(fl_ipc_t *r, uint32_t *index)
+{
+  uint32_t i, n = fl_ipc_hdr(r)->nclients;
+  uint64_t *order = malloc(n * sizeof *order);
+  int rc = EUSERS;
+
+  if (order == NULL)
+    return ENOMEM;
+  for (i = 0; i < n; i++)
+    order[i] = claim_order(r, i);
+  qsort(order, n, sizeof *order, by_value);
+  for (i = 0; i < n && rc != 0; i++) {
+    *index = (uint32_t)(order[i] & 0xfffu);
+    if (fl_ipc_liveness_claim(r, *index) == 0)
+      rc = 0;
+  }
+  free(order);
+  return rc;
+}
+
 /* Claim a client slot (ipc-internal.h): first its byte lock, which no
  * living process holds then, so the slot is ours alone; then, under the
  * region lock, whatever a dead or cut-off former owner left is cleaned
@@ -123,12 +186,10 @@ static int claim_client(fl_ipc_t *r)
   struct fl_ipc_wait *w = fl_ipc_waits(r);
   struct fl_ipc_client *c;
   uint32_t i, k, gen;
+  int rc = claim_byte(r, &i);
 
-  for (i = 0; i < h->nclients; i++)
-    if (fl_ipc_liveness_claim(r, i) == 0)
-      break;
-  if (i == h->nclients)
-    return EUSERS;
+  if (rc != 0)
+    return rc;
   c = &fl_ipc_clients(r)[i];
   r->client = i;
   gen = (c->gen + 1) & 0x7fffu;

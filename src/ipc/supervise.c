@@ -15,7 +15,13 @@
  * end.  If the process cleaning up dies in the middle, the client is
  * still LIVE and dead, so the next prober repeats the clean-up; the steps
  * already done find nothing left to do (no mutex owned by the client, no
- * references, no waits).  */
+ * references, no waits).
+ *
+ * The report (the abandoned mutexes) stays in the client slot until a
+ * process claims the slot again; fl_ipc_client_died marks it read
+ * (REPORTED), and a claim takes a slot with an unread report only when
+ * the region has no other (region.c), so a server that asks late still
+ * gets it unless the region filled up in the meantime.  */
 #include "config.h"
 
 #include "ipc/ipc-internal.h"
@@ -64,6 +70,10 @@ void fl_ipc_cleanup(fl_ipc_t *r, uint32_t index, uint32_t state)
   }
   /* The waits' references are among the client's: all go here.  */
   fl_ipc_drop_refs(r, index);
+  /* The death's stamp, for a process that must take a slot with an
+   * unread report (region.c): the oldest one goes.  */
+  fl_ipc_set(r, &c->died, h->ticket);
+  fl_ipc_set(r, &h->ticket, h->ticket + 1);
   fl_ipc_set(r, &c->state, state);
   fl_ipc_wake_scan(r);
 }
@@ -111,6 +121,9 @@ int fl_ipc_client_died(fl_ipc_t *r, uint32_t client, fl_ipc_obj_t *abandoned,
       fl_ipc_cleanup(r, index,
                      fl_ipc_client_alive(r, index) ? FL_IPC_CLIENT_KILLED
                                                    : FL_IPC_CLIENT_DEAD);
+    /* Read: the slot may go before those whose report is unread.  */
+    if (c->state == FL_IPC_CLIENT_DEAD || c->state == FL_IPC_CLIENT_KILLED)
+      fl_ipc_set(r, &c->state, FL_IPC_CLIENT_REPORTED);
     for (i = 0; i < cap && i < c->nabandoned && i < FL_IPC_REPORT_MAX; i++) {
       abandoned[i].region = fl_ipc_hdr(r)->region;
       abandoned[i].id = c->abandoned[i];

@@ -23,6 +23,14 @@
  * Each grant ends with a checkpoint (lock.c), since the state between
  * two grants is consistent.
  *
+ * A pulse (event.c) resets its event and runs the scan with the event
+ * treated as signalled (fl_ipc_wake_pulse): every eligible waiter of a
+ * manual-reset event is granted, the first of an auto-reset one, whose
+ * virtual signal that grant consumes.  The signal lives in the pulser's
+ * own memory only: a pulser that dies mid-scan leaves the event reset,
+ * and the grants checkpointed before its death stand (the pulse then
+ * woke fewer waiters; it can never leave the event set).
+ *
  * The waiter, woken or timed out, takes the lock and reads its slot
  * there: GRANTED is final (a grant a dying waker left half done was
  * undone before anyone could take the lock); WAITING past its deadline
@@ -98,6 +106,26 @@ int fl_ipc_acquire(fl_ipc_t *r, struct fl_ipc_object *o, uint32_t tag,
   return abandoned;
 }
 
+/* Can (tag, tid) acquire object index now?  The event of the section's
+ * pulse (r->pulse) can, though its word says unsignalled.  */
+static int can_take(fl_ipc_t *r, uint32_t index, uint32_t tag, uint32_t tid)
+{
+  return index + 1 == r->pulse
+         || fl_ipc_can_acquire(&fl_ipc_objects(r)[index], tag, tid);
+}
+
+/* Acquire object index for (tag, tid): fl_ipc_acquire, and a pulsed
+ * auto-reset event's signal is consumed, as acquiring a set one resets
+ * it.  */
+static int take(fl_ipc_t *r, uint32_t index, uint32_t tag, uint32_t tid)
+{
+  struct fl_ipc_object *o = &fl_ipc_objects(r)[index];
+
+  if (index + 1 == r->pulse && o->type == FL_IPC_EVENT)
+    r->pulse = 0;
+  return fl_ipc_acquire(r, o, tag, tid);
+}
+
 /* Acquire for (tag, tid) now if the wait can be satisfied: 1 (and
  * *result, *abandoned) if so.  Any: *result is the index acquired and
  * *abandoned 1 if it was an abandoned mutex.  All: *abandoned and
@@ -106,24 +134,23 @@ static int try_acquire(fl_ipc_t *r, const uint32_t *idx, uint32_t n, int all,
                        uint32_t tag, uint32_t tid, uint32_t *result,
                        uint32_t *abandoned)
 {
-  struct fl_ipc_object *o = fl_ipc_objects(r);
   uint64_t mask = 0;
   uint32_t i;
 
   if (!all) {
     for (i = 0; i < n; i++)
-      if (fl_ipc_can_acquire(&o[idx[i]], tag, tid)) {
+      if (can_take(r, idx[i], tag, tid)) {
         *result = i;
-        *abandoned = (uint32_t)fl_ipc_acquire(r, &o[idx[i]], tag, tid);
+        *abandoned = (uint32_t)take(r, idx[i], tag, tid);
         return 1;
       }
     return 0;
   }
   for (i = 0; i < n; i++)
-    if (!fl_ipc_can_acquire(&o[idx[i]], tag, tid))
+    if (!can_take(r, idx[i], tag, tid))
       return 0;
   for (i = 0; i < n; i++)
-    if (fl_ipc_acquire(r, &o[idx[i]], tag, tid))
+    if (take(r, idx[i], tag, tid))
       mask |= (uint64_t)1 << i;
   *abandoned = (uint32_t)mask;
   *result = (uint32_t)(mask >> 32);
@@ -152,6 +179,8 @@ void fl_ipc_wait_leave(fl_ipc_t *r, struct fl_ipc_wait *w, uint32_t state)
   fl_ipc_set(r, &fl_ipc_hdr(r)->nwaiting, fl_ipc_hdr(r)->nwaiting - 1);
   fl_ipc_set(r, &w->state, state);
 }
+
+void (*fl_ipc_grant_hook)(void);
 
 void fl_ipc_wake_scan(fl_ipc_t *r)
 {
@@ -195,8 +224,18 @@ void fl_ipc_wake_scan(fl_ipc_t *r)
       fl_ipc_wait_leave(r, &w[best], FL_IPC_WAIT_GRANTED);
       fl_ipc_wake_later(r, &w[best].state);
       fl_ipc_checkpoint(r);
+      if (fl_ipc_grant_hook != NULL)
+        fl_ipc_grant_hook();
     }
   }
+}
+
+/* The pulse's scan (see the top); the caller has reset the event.  */
+void fl_ipc_wake_pulse(fl_ipc_t *r, uint32_t index)
+{
+  r->pulse = index + 1;
+  fl_ipc_wake_scan(r);
+  r->pulse = 0;
 }
 
 /* Clean up after the dead owners of mutexes in the way: 1 if any.  An
