@@ -10,11 +10,18 @@ fl_unit_tests += tests/test-ipc-death
 tests_test_ipc_death_SOURCES = tests/test-ipc-death.c
 
 # The torture, briefly in make check; for 30 s in check-ipc-torture
-# (part of check-all).
+# (part of check-all).  The deadline slack natively: 250 ms, ten times the
+# worst overrun seen (23 ms: a dead holder of the region lock is found
+# within FL_IPC_PROBE_MS, 20 ms, plus scheduling) on two cores loaded
+# besides with six busy loops, or three and a second torture; an
+# emulator's (FL_TEST_RUNNER) slowness is no fault of the library: 2 s
+# there.
 TESTS += tests/test-ipc-stress.sh
 EXTRA_DIST += tests/test-ipc-stress.sh
 check-ipc-torture: fastlock-stress$(EXEEXT)
-	$(FL_TEST_RUNNER) ./fastlock-stress$(EXEEXT) ipc --duration 30 --slack-ms 2000
+	slack=250; test -z '$(FL_TEST_RUNNER)' || slack=2000; \
+	$(FL_TEST_RUNNER) ./fastlock-stress$(EXEEXT) ipc --duration 30 \
+	  --slack-ms $$slack
 .PHONY: check-ipc-torture
 
 # The worked example (examples/): built by make and installed, the
