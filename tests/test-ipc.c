@@ -17,9 +17,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define LONG_NS (30 * (int64_t)FL_NSEC_PER_SEC) /* "never" for a test */
@@ -336,12 +338,55 @@ START_TEST(semaphore)
 }
 END_TEST
 
+/* A thread that lingers (on set) stays, owning what it took, from the end
+ * of its work (it posts done) until it is let go (go): a thread's exit
+ * abandons the mutexes it owns.  */
+struct linger {
+  int on;
+  sem_t done, go;
+};
+
+static void linger_init(struct linger *l)
+{
+  if (l->on) {
+    ck_assert_int_eq(sem_init(&l->done, 0, 0), 0);
+    ck_assert_int_eq(sem_init(&l->go, 0, 0), 0);
+  }
+}
+
+/* In the lingering thread, its work done.  */
+static void linger_here(struct linger *l)
+{
+  if (l->on) {
+    sem_post(&l->done);
+    while (sem_wait(&l->go) != 0)
+      continue;
+  }
+}
+
+/* The lingering thread's work is done (it still runs).  */
+static void linger_done(struct linger *l)
+{
+  while (sem_wait(&l->done) != 0)
+    continue;
+}
+
+/* Let the lingering thread t go and join it.  */
+static void linger_go(struct linger *l, pthread_t t)
+{
+  sem_post(&l->go);
+  pthread_join(t, NULL);
+  sem_destroy(&l->done);
+  sem_destroy(&l->go);
+}
+
 struct waiter {
   fl_ipc_obj_t objs[4];
   uint32_t n;
   int all;
   int rc;
   uint32_t index;
+  struct linger linger;
 };
 
 static void *wait_thread(void *arg)
@@ -352,6 +397,7 @@ static void *wait_thread(void *arg)
   w->rc = w->all ? fl_ipc_wait_all(r, w->n, w->objs, CLOCK_MONOTONIC, &d, NULL)
                  : fl_ipc_wait_any(r, w->n, w->objs, CLOCK_MONOTONIC, &d,
                                    &w->index);
+  linger_here(&w->linger);
   return NULL;
 }
 
@@ -360,6 +406,7 @@ static pthread_t start_waiter(struct waiter *w, uint32_t waiting_before)
 {
   pthread_t t;
 
+  linger_init(&w->linger);
   ck_assert_int_eq(pthread_create(&t, NULL, wait_thread, w), 0);
   while (waiting() == waiting_before)
     usleep(1000);
@@ -371,7 +418,7 @@ START_TEST(mutex)
   fl_ipc_obj_t m;
   uint32_t prev, owner, tid, rec, index;
   struct timespec now = past_deadline();
-  struct waiter w = { .n = 1 };
+  struct waiter w = { .n = 1, .linger.on = 1 };
 
   ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 1, &m), 0);
   ck_assert_int_eq(fl_ipc_mutex_read(r, m, &owner, &tid, &rec), 0);
@@ -387,7 +434,7 @@ START_TEST(mutex)
   pthread_t t = start_waiter(&w, 0);
   ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), 0);
   ck_assert_uint_eq(prev, 1);
-  pthread_join(t, NULL);
+  linger_done(&w.linger);
   ck_assert_int_eq(w.rc, 0);
   ck_assert_int_eq(fl_ipc_mutex_release(r, m, &prev), EPERM);
   ck_assert_int_eq(fl_ipc_mutex_read(r, m, &owner, &tid, &rec), 0);
@@ -396,6 +443,10 @@ START_TEST(mutex)
   ck_assert_uint_eq(rec, 1);
   ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index),
                    ETIMEDOUT);
+  /* It exits owning the mutex: abandoned.  */
+  linger_go(&w.linger, t);
+  ck_assert_int_eq(fl_ipc_wait_any(r, 1, &m, CLOCK_MONOTONIC, &now, &index),
+                   EOWNERDEAD);
 }
 END_TEST
 
@@ -593,7 +644,7 @@ START_TEST(wait_all_none_or_all)
 {
   fl_ipc_obj_t o[2];
   struct timespec now = past_deadline();
-  struct waiter w = { .n = 2, .all = 1 };
+  struct waiter w = { .n = 2, .all = 1, .linger.on = 1 };
   uint32_t owner, count;
   pthread_t t;
 
@@ -611,12 +662,13 @@ START_TEST(wait_all_none_or_all)
   ck_assert_int_eq(fl_ipc_mutex_read(r, o[0], &owner, NULL, NULL), 0);
   ck_assert_uint_eq(owner, 0);
   ck_assert_int_eq(fl_ipc_sem_release(r, o[1], 1, NULL), 0);
-  pthread_join(t, NULL);
+  linger_done(&w.linger);
   ck_assert_int_eq(w.rc, 0);
   ck_assert_int_eq(fl_ipc_mutex_read(r, o[0], &owner, NULL, NULL), 0);
   ck_assert_uint_eq(owner, fl_ipc_client_id(r));
   ck_assert_int_eq(fl_ipc_sem_read(r, o[1], &count, NULL), 0);
   ck_assert_uint_eq(count, 0);
+  linger_go(&w.linger, t);
 }
 END_TEST
 
@@ -851,7 +903,7 @@ START_TEST(waiter_sends_release_to_lock)
 {
   fl_ipc_obj_t m;
   struct timespec now = past_deadline();
-  struct waiter w = { .n = 1 };
+  struct waiter w = { .n = 1, .linger.on = 1 };
   pthread_t t;
 
   ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &m), 0);
@@ -861,12 +913,236 @@ START_TEST(waiter_sends_release_to_lock)
   ck_assert_uint_eq(word_of(m), fl_ipc_client_id(r) | FL_IPC_SLOW);
   ck_assert_uint_eq(object_of(m)->waiters, 1);
   ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), 0);
-  pthread_join(t, NULL);
+  linger_done(&w.linger);
   ck_assert_int_eq(w.rc, 0);
   ck_assert_uint_eq(word_of(m), fl_ipc_client_id(r));
   ck_assert_uint_eq(object_of(m)->waiters, 0);
   ck_assert_uint_ne(object_of(m)->b, (uint32_t)gettid());
   ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), EPERM);
+  linger_go(&w.linger, t);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* A thread that exits owning a mutex abandons it (the thread-exit hook,
+ * src/ipc/liveness.c), as Win32 and ntsync's mutex-kill do.           */
+
+enum { TAKE_FAST, TAKE_ANY, TAKE_ALL, TAKE_CREATE };
+
+/* What an exiting thread does: take m (how, times over), release all of
+ * it if told, linger if told, and end by return or pthread_exit.  */
+struct exiter {
+  int how, times, release, by_pthread_exit;
+  fl_ipc_obj_t m, other; /* other: an event for TAKE_ANY and TAKE_ALL */
+  int rc;                /* the first failure, 0 if none */
+  struct linger linger;
+};
+
+/* Take e->m once as e->how says.  */
+static int exiter_take(struct exiter *e, int first)
+{
+  struct timespec now = past_deadline();
+  fl_ipc_obj_t both[2] = { e->other, e->m };
+  uint32_t index;
+
+  if (!first || e->how == TAKE_FAST)
+    return wait_one(e->m, &now);
+  if (e->how == TAKE_ANY)
+    return fl_ipc_wait_any(r, 2, both, CLOCK_MONOTONIC, &now, &index);
+  if (e->how == TAKE_ALL)
+    return fl_ipc_wait_all(r, 2, both, CLOCK_MONOTONIC, &now, NULL);
+  return fl_ipc_mutex_create(r, "owned", 1, &e->m);
+}
+
+static void *exiter_thread(void *arg)
+{
+  struct exiter *e = arg;
+  int i;
+
+  for (i = 0; i < e->times && e->rc == 0; i++)
+    e->rc = exiter_take(e, i == 0);
+  for (i = 0; e->release && i < e->times && e->rc == 0; i++)
+    e->rc = fl_ipc_mutex_release(r, e->m, NULL);
+  linger_here(&e->linger);
+  if (e->by_pthread_exit)
+    pthread_exit(NULL);
+  return NULL;
+}
+
+static pthread_t start_exiter(struct exiter *e)
+{
+  pthread_t t;
+
+  linger_init(&e->linger);
+  ck_assert_int_eq(pthread_create(&t, NULL, exiter_thread, e), 0);
+  return t;
+}
+
+/* m was abandoned: the next wait takes it with EOWNERDEAD, at recursion
+ * 1, and only that wait hears of it.  */
+static void assert_abandoned_once(fl_ipc_obj_t m)
+{
+  struct timespec now = past_deadline();
+  uint32_t owner, tid, rec;
+
+  ck_assert_int_eq(wait_one(m, &now), EOWNERDEAD);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, m, &owner, &tid, &rec), 0);
+  ck_assert_uint_eq(owner, fl_ipc_client_id(r));
+  ck_assert_uint_eq(tid, (uint32_t)gettid());
+  ck_assert_uint_eq(rec, 1);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), 0);
+  ck_assert_int_eq(wait_one(m, &now), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), 0);
+}
+
+/* Each way to take a mutex, and both ways for a thread to end.  */
+static const struct exiter exit_cases[] = {
+  { .how = TAKE_FAST, .times = 1 },
+  { .how = TAKE_FAST, .times = 3, .by_pthread_exit = 1 }, /* recursion */
+  { .how = TAKE_ANY, .times = 1 },
+  { .how = TAKE_ALL, .times = 1, .by_pthread_exit = 1 },
+  { .how = TAKE_CREATE, .times = 2 },
+};
+
+START_TEST(thread_exit_abandons)
+{
+  struct exiter e = exit_cases[_i];
+  struct timespec now = past_deadline();
+  fl_ipc_obj_t both[2];
+  uint64_t mask;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &e.m), 0);
+  /* A manual event: set for the wait-all, reset for the wait-any (which
+   * then takes the mutex on the slow way).  */
+  ck_assert_int_eq(fl_ipc_event_create(r, NULL, 1, e.how == TAKE_ALL, &e.other),
+                   0);
+  pthread_join(start_exiter(&e), NULL);
+  ck_assert_int_eq(e.rc, 0);
+  if (e.how == TAKE_ALL) {
+    /* The wait-all's mask names the abandoned mutex.  */
+    both[0] = e.other;
+    both[1] = e.m;
+    ck_assert_int_eq(fl_ipc_wait_all(r, 2, both, CLOCK_MONOTONIC, &now, &mask),
+                     EOWNERDEAD);
+    ck_assert_uint_eq(mask, 2);
+    ck_assert_int_eq(fl_ipc_mutex_release(r, e.m, NULL), 0);
+    ck_assert_int_eq(wait_one(e.m, &now), 0);
+    ck_assert_int_eq(fl_ipc_mutex_release(r, e.m, NULL), 0);
+    return;
+  }
+  assert_abandoned_once(e.m);
+}
+END_TEST
+
+/* A thread asleep on the mutex is granted it, abandoned, by the wake scan
+ * of the owner's exit; the client's death report stays empty (no client
+ * died).  */
+START_TEST(thread_exit_grants_waiter)
+{
+  struct exiter e = { .how = TAKE_FAST, .times = 1, .linger.on = 1 };
+  struct waiter w = { .n = 1, .linger.on = 1 };
+  uint32_t owner, tid, rec;
+  pthread_t te, tw;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &e.m), 0);
+  te = start_exiter(&e);
+  linger_done(&e.linger);
+  ck_assert_int_eq(e.rc, 0);
+  w.objs[0] = e.m;
+  tw = start_waiter(&w, 0);
+  linger_go(&e.linger, te);
+  linger_done(&w.linger);
+  ck_assert_int_eq(w.rc, EOWNERDEAD);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, e.m, &owner, &tid, &rec), 0);
+  ck_assert_uint_eq(owner, fl_ipc_client_id(r));
+  ck_assert_uint_ne(tid, (uint32_t)gettid());
+  ck_assert_uint_eq(rec, 1);
+  ck_assert_uint_eq(fl_ipc_clients(r)[r->client].nabandoned, 0);
+  /* The waiter exits owning it in turn.  */
+  linger_go(&w.linger, tw);
+  assert_abandoned_once(e.m);
+}
+END_TEST
+
+/* A thread that took a mutex (so it has the hook) and released it exits
+ * owning nothing: nothing changes, and its exit needs no region lock.  */
+START_TEST(thread_exit_owning_nothing)
+{
+  struct exiter e = {
+    .how = TAKE_FAST, .times = 2, .release = 1, .linger.on = 1
+  };
+  struct timespec now = past_deadline(), d;
+  fl_ipc_obj_t mine;
+  uint32_t owner, tid, rec;
+  pthread_t t;
+  int rc;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 1, &mine), 0);
+  ck_assert_int_eq(wait_one(mine, &now), 0);
+  ck_assert_int_eq(fl_ipc_mutex_create(r, NULL, 0, &e.m), 0);
+  t = start_exiter(&e);
+  linger_done(&e.linger);
+  ck_assert_int_eq(e.rc, 0);
+  fl_ipc_lock(r);
+  sem_post(&e.linger.go);
+  /* A guard against a hang, not a timing.  */
+  d = fl_deadline_after_ns(CLOCK_REALTIME, LONG_NS);
+  rc = pthread_timedjoin_np(t, NULL, &d);
+  fl_ipc_unlock(r);
+  if (rc != 0)
+    pthread_join(t, NULL);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_uint_eq(word_of(e.m), 0);
+  ck_assert_uint_eq(object_of(e.m)->d, 0);
+  ck_assert_int_eq(wait_one(e.m, &now), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, e.m, NULL), 0);
+  ck_assert_int_eq(fl_ipc_mutex_read(r, mine, &owner, &tid, &rec), 0);
+  ck_assert_uint_eq(owner, fl_ipc_client_id(r));
+  ck_assert_uint_eq(tid, (uint32_t)gettid());
+  ck_assert_uint_eq(rec, 2);
+  ck_assert_uint_eq(fl_ipc_clients(r)[r->client].nabandoned, 0);
+}
+END_TEST
+
+/* A fork child's only thread keeps the hook its parent thread had: it
+ * takes the mutex in the region it opened and ends by pthread_exit, so
+ * its hook abandons the mutex before the process ends, and the death's
+ * clean-up finds nothing to report.  */
+START_TEST(thread_exit_fork_child)
+{
+  struct timespec now = past_deadline();
+  fl_ipc_obj_t m, report[1];
+  uint32_t child, n;
+  int fd[2], status;
+  pid_t pid;
+
+  ck_assert_int_eq(fl_ipc_mutex_create(r, "m", 0, &m), 0);
+  ck_assert_int_eq(wait_one(m, &now), 0);
+  ck_assert_int_eq(fl_ipc_mutex_release(r, m, NULL), 0);
+  ck_assert_int_eq(pipe(fd), 0);
+  fflush(NULL);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    fl_ipc_t *r2;
+    uint32_t index;
+
+    if (fl_ipc_open(region_name, &r2) != 0 || fl_ipc_obj_open(r2, "m", &m) != 0
+        || fl_ipc_wait_any(r2, 1, &m, CLOCK_MONOTONIC, &now, &index) != 0)
+      _exit(1);
+    child = fl_ipc_client_id(r2);
+    if (write(fd[1], &child, sizeof child) != sizeof child)
+      _exit(1);
+    pthread_exit(NULL); /* the process ends as by exit(0) */
+  }
+  close(fd[1]);
+  ck_assert_int_eq(read(fd[0], &child, sizeof child), (ssize_t)sizeof child);
+  close(fd[0]);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ck_assert_int_eq(fl_ipc_client_died(r, child, report, 1, &n), 0);
+  ck_assert_uint_eq(n, 0);
+  assert_abandoned_once(m);
 }
 END_TEST
 
@@ -911,6 +1187,11 @@ static Suite *ipc_suite(void)
   tcase_add_test(tt, fifo_grants);
   tcase_add_test(tt, fastpath_needs_no_region_lock);
   tcase_add_test(tt, waiter_sends_release_to_lock);
+  tcase_add_loop_test(tt, thread_exit_abandons, 0,
+                      (int)(sizeof exit_cases / sizeof exit_cases[0]));
+  tcase_add_test(tt, thread_exit_grants_waiter);
+  tcase_add_test(tt, thread_exit_owning_nothing);
+  tcase_add_test(tt, thread_exit_fork_child);
   suite_add_tcase(s, tt);
   return s;
 }

@@ -12,9 +12,13 @@
  *   mutex      an owner (a thread of a process: unique in the region,
  *              whatever PID namespace each process lives in) and a
  *              recursion count.  Only the owner may release it (EPERM).
- *              When the owning process dies, the mutex is *abandoned*:
- *              the next thread that acquires it gets it with EOWNERDEAD
- *              (Win32's WAIT_ABANDONED) and a recursion count of one.
+ *              The mutex is *abandoned* when the owning process dies
+ *              (or closes the region, or is cut off by
+ *              fl_ipc_client_died), and when the owning thread exits
+ *              (return, pthread_exit, cancellation) while its process
+ *              goes on: the next thread that acquires it gets it with
+ *              EOWNERDEAD (Win32's WAIT_ABANDONED) and a recursion count
+ *              of one.
  *   event      manual-reset (stays signalled until reset: wakes every
  *              waiter) or auto-reset (a waiter that acquires it resets
  *              it); set, reset and pulse (satisfy whoever waits now, as

@@ -63,7 +63,11 @@
  * its next waiter abandons it (a mutex whose owner's client is not LIVE
  * is abandoned by whoever waits for it, wait.c), so that waiter hears
  * EOWNERDEAD for a lock whose taker was told ENOTCONN: a spurious
- * report, never a lost mutex.
+ * report, never a lost mutex.  A thread that exits owning a mutex is
+ * its own clean-up (liveness.c's hook, supervise.c): it holds each mutex
+ * it owns under the lock and abandons it; a thread that takes a mutex
+ * on the fastpath makes sure it has the hook, at the cost of one TLS
+ * load and test.
  *
  * Under the race tools and the lock-order checker (fl_tools_active, or
  * ThreadSanitizer's runtime in the process, which sees none of this
@@ -194,6 +198,9 @@ static int mutex_wait(fl_ipc_t *r, struct fl_ipc_object *o)
     pair_cas(o, mine, pair(0, 0));
     return FL_IPC_SLOWPATH;
   }
+  /* The thread-exit hook (liveness.c): one TLS load and test, the
+   * fastpath's only cost for it.  */
+  fl_ipc_watch_thread();
   return 0;
 }
 

@@ -203,6 +203,9 @@ struct fl_ipc {
    * wake scan, index + 1 (0: none): kept here, not in the region, so
    * that the pulser's death leaves nothing of it (fl_ipc_wake_pulse).  */
   uint32_t pulse;
+  /* Its place in the process's registry (liveness.c), FL_IPC_LISTED_*:
+   * written under the registry's lock.  */
+  int listed;
 };
 
 #define FL_IPC_TAG_INDEX(tag) (((tag)&0xffffu) - 1u)
@@ -267,11 +270,29 @@ static inline void fl_ipc_count_probe_nap(void)
 }
 int fl_ipc_liveness_claim(fl_ipc_t *r, uint32_t index);
 void fl_ipc_liveness_release(fl_ipc_t *r);
-/* Add r to (or remove it from) the regions a fork child must close:
- * EMFILE beyond 64 regions open at once.  */
-int fl_ipc_register(fl_ipc_t *r, int add);
+/* The process's registry of its regions.  A region is listed for the
+ * fork handler (which closes it in the child) from before its client
+ * slot is claimed, and for the thread-exit hook too once it is claimed
+ * (until then its view is not ready for the hook's sections).  */
+enum { FL_IPC_UNLISTED, FL_IPC_LISTED_FORK, FL_IPC_LISTED_ALL };
+/* Put r in the registry as listed (an FL_IPC_LISTED_* value): EMFILE
+ * beyond 64 regions open at once.  */
+int fl_ipc_register(fl_ipc_t *r, int listed);
 /* The calling thread's kernel thread id (cached).  */
 uint32_t fl_ipc_tid(void);
+/* The thread-exit hook: a thread that acquires a mutex calls
+ * fl_ipc_watch_thread, so that at its exit every mutex it owns in every
+ * region listed is abandoned (fl_ipc_thread_exit).  The test is one
+ * initial-exec TLS load (no call, no allocation on first access); the
+ * registration, once per thread, allocates nothing either (liveness.c). */
+extern __thread int32_t fl_ipc_watched
+    __attribute__((tls_model("initial-exec")));
+void fl_ipc_watch_slow(void);
+static inline void fl_ipc_watch_thread(void)
+{
+  if (fl_ipc_watched == 0)
+    fl_ipc_watch_slow();
+}
 
 /* objects.c: the object slot a handle names, checked against this
  * process's references (EBADF) and the wanted type (EINVAL): a type of
@@ -323,9 +344,13 @@ void fl_ipc_wake_later(fl_ipc_t *r, uint32_t *word);
  * its mutexes, end its waits (state: FREE if it is dead, CANCELLED if it
  * may still run), drop its references, set its state.  */
 void fl_ipc_cleanup(fl_ipc_t *r, uint32_t index, uint32_t state);
-/* Abandon mutex index, owned by client index owner (held, under the
- * lock): no owner, abandoned, reported in the client's list.  */
-void fl_ipc_abandon(fl_ipc_t *r, uint32_t index, uint32_t owner);
+/* Abandon mutex index (held, under the lock): no owner, abandoned; and
+ * reported in the list of client report, the one cleaned up (NULL: no
+ * report, for a thread's exit).  */
+void fl_ipc_abandon(fl_ipc_t *r, uint32_t index, struct fl_ipc_client *report);
+/* The calling thread tid of this process exits: abandon the mutexes it
+ * owns in r and grant what that frees (takes and leaves the lock).  */
+void fl_ipc_thread_exit(fl_ipc_t *r, uint32_t tid);
 
 /* fastpath.c: the operations without the region lock.  Each returns
  * FL_IPC_SLOWPATH when it cannot decide (the caller takes the lock).  */

@@ -92,15 +92,55 @@ void fl_ipc_liveness_release(fl_ipc_t *r)
 }
 
 /* ------------------------------------------------------------------ */
-/* The registry of this process's regions, for the fork handler, and
- * the thread id cache.                                                */
+/* The registry of this process's regions, for the fork handler and the
+ * thread-exit hook, and the thread id cache.                          */
 /* ------------------------------------------------------------------ */
 
 #define MAX_OPEN 64
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static fl_ipc_t *registry[MAX_OPEN];
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static __thread uint32_t self_tid __attribute__((tls_model("initial-exec")));
+
+/* The thread-exit hook.  A thread that acquires a mutex sets exit_key's
+ * value once (fl_ipc_watched says it did), so that glibc runs
+ * thread_exit when the thread ends by returning from its start routine,
+ * pthread_exit or cancellation; a process's end (exit, a signal, exec)
+ * runs no key destructor, and needs none: the process's death abandons
+ * all its mutexes.  pthread_setspecific allocates nothing in glibc for
+ * the first 32 keys of a process (they live in the thread's descriptor;
+ * a later key's first value callocs a block of 32 per thread), and the
+ * key is made at the first region opened, early; past 32 the one
+ * allocation per thread happens on the lock path, and if it fails the
+ * thread is not watched (its mutexes are abandoned with its process, as
+ * before) and the next acquisition tries again.  A fork child's thread
+ * keeps its value and fl_ipc_watched (glibc copies the thread's
+ * descriptor and TLS), and the child's registry starts empty.  */
+__thread int32_t fl_ipc_watched __attribute__((tls_model("initial-exec")));
+static pthread_key_t exit_key;
+static int exit_key_made;
+
+/* Lock order: registry_lock, then a region lock.  No one takes them the
+ * other way: fl_ipc_close leaves the registry after its last section,
+ * join enters it before its first.  Holding registry_lock keeps every
+ * listed view from being freed (fl_ipc_close unregisters before it
+ * closes the descriptor and unmaps), so the hook never uses a closed one,
+ * and while the process has no region listed it does nothing.  */
+static void thread_exit(void *unused)
+{
+  uint32_t tid = fl_ipc_tid();
+  int i;
+
+  (void)unused;
+  /* Another key's destructor may still take a mutex: it must set the
+   * value again (glibc then runs the destructors once more).  */
+  fl_ipc_watched = 0;
+  pthread_mutex_lock(&registry_lock);
+  for (i = 0; i < MAX_OPEN; i++)
+    if (registry[i] != NULL && registry[i]->listed == FL_IPC_LISTED_ALL)
+      fl_ipc_thread_exit(registry[i], tid);
+  pthread_mutex_unlock(&registry_lock);
+}
 
 static void fork_child(void)
 {
@@ -112,41 +152,51 @@ static void fork_child(void)
     if (registry[i] != NULL) {
       close(registry[i]->fd);
       registry[i]->fd = -1;
+      registry[i]->listed = FL_IPC_UNLISTED;
       registry[i] = NULL;
     }
   pthread_mutex_init(&registry_lock, NULL);
 }
 
-static void fork_setup(void)
+/* Once per process, before the first region is listed or the first
+ * thread id read.  */
+static void setup(void)
 {
   pthread_atfork(NULL, NULL, fork_child);
+  exit_key_made = pthread_key_create(&exit_key, thread_exit) == 0;
 }
 
 uint32_t fl_ipc_tid(void)
 {
   if (self_tid == 0) {
-    pthread_once(&fork_once, fork_setup);
+    pthread_once(&setup_once, setup);
     self_tid = (uint32_t)syscall(SYS_gettid);
   }
   return self_tid;
 }
 
-int fl_ipc_register(fl_ipc_t *r, int add)
+void fl_ipc_watch_slow(void)
 {
-  int i, rc = add ? EMFILE : 0;
+  pthread_once(&setup_once, setup);
+  if (exit_key_made && pthread_setspecific(exit_key, &fl_ipc_watched) == 0)
+    fl_ipc_watched = 1;
+}
 
-  pthread_once(&fork_once, fork_setup);
+/* r's entry is the one holding r if it is listed, else a free one.  */
+int fl_ipc_register(fl_ipc_t *r, int listed)
+{
+  int i, rc = 0;
+
+  pthread_once(&setup_once, setup);
   pthread_mutex_lock(&registry_lock);
-  for (i = 0; i < MAX_OPEN; i++) {
-    if (add && registry[i] == NULL) {
-      registry[i] = r;
-      rc = 0;
+  for (i = 0; i < MAX_OPEN; i++)
+    if (registry[i] == (r->listed != FL_IPC_UNLISTED ? r : NULL))
       break;
-    }
-    if (!add && registry[i] == r) {
-      registry[i] = NULL;
-      break;
-    }
+  if (i == MAX_OPEN) {
+    rc = EMFILE;
+  } else {
+    registry[i] = listed != FL_IPC_UNLISTED ? r : NULL;
+    r->listed = listed;
   }
   pthread_mutex_unlock(&registry_lock);
   return rc;

@@ -9,8 +9,8 @@
  *   abandoned (a = 0, d)    acquire -> owned by T, recursion 1, d = 0, the
  *                           acquirer told EOWNERDEAD (exactly once)
  *   owned by T, c = k       T acquires -> k + 1; T releases -> k - 1, free
- *                           at 0; T's process dies or is cut off ->
- *                           abandoned (supervise.c)
+ *                           at 0; T exits, or T's process dies or is
+ *                           cut off -> abandoned (supervise.c)
  *
  * The lock-order checker hears of a release that frees the mutex, and of
  * one that fails with EPERM (a release of a lock not held), after the
@@ -26,6 +26,7 @@ int fl_ipc_mutex_create(fl_ipc_t *r, const char *name, int initially_owned,
                         fl_ipc_obj_t *out)
 {
   uint32_t v[4] = { 0, 0, 0, 0 };
+  int rc;
 
   if (r == NULL)
     return EINVAL;
@@ -33,7 +34,11 @@ int fl_ipc_mutex_create(fl_ipc_t *r, const char *name, int initially_owned,
     v[0] = r->tag;
     v[1] = fl_ipc_tid();
   }
-  return fl_ipc_object_create(r, name, FL_IPC_MUTEX, v, out);
+  rc = fl_ipc_object_create(r, name, FL_IPC_MUTEX, v, out);
+  /* An owner from now on: watched at its exit (liveness.c).  */
+  if (rc == 0 && initially_owned)
+    fl_ipc_watch_thread();
+  return rc;
 }
 
 int fl_ipc_mutex_release(fl_ipc_t *r, fl_ipc_obj_t mutex, uint32_t *prev)

@@ -228,11 +228,13 @@ static int join(fl_ipc_t **out, unsigned char *base, size_t size,
   r->map_size = map_size;
   r->fd = fd;
   fl_ipc_annotate(r);
-  rc = fl_ipc_register(r, 1);
+  /* Listed for the fork handler before the claim (a child must not keep
+   * our byte lock's file open); for the thread-exit hook once r->client
+   * and r->tag are ours to lock with.  */
+  rc = fl_ipc_register(r, FL_IPC_LISTED_FORK);
   if (rc == 0) {
     rc = claim_client(r);
-    if (rc != 0)
-      fl_ipc_register(r, 0);
+    fl_ipc_register(r, rc == 0 ? FL_IPC_LISTED_ALL : FL_IPC_UNLISTED);
   }
   if (rc != 0) {
     free(r);
@@ -338,11 +340,16 @@ int fl_ipc_close(fl_ipc_t *r)
     fl_ipc_cleanup(r, r->client, FL_IPC_CLIENT_FREE);
     fl_ipc_unlock(r);
   }
+  /* Out of the registry before the descriptor closes: a thread-exit hook
+   * that still uses r (holding the registry's lock) finishes first, and
+   * the fork handler never closes a descriptor number reused since (a
+   * child forked meanwhile keeps a copy of the descriptor, whose byte
+   * lock the release drops all the same: the lock is the description's). */
+  fl_ipc_register(r, FL_IPC_UNLISTED);
   if (r->fd >= 0) {
     fl_ipc_liveness_release(r);
     close(r->fd);
   }
-  fl_ipc_register(r, 0);
   if (r->map_size != 0)
     munmap(r->base, r->map_size);
   free(r);

@@ -10,6 +10,10 @@
  * every reference it holds; then the waiters the abandoned mutexes can
  * satisfy are granted.
  *
+ * fl_ipc_thread_exit abandons, the same way, only the mutexes one thread
+ * of a live client owns: the thread's exit hook (liveness.c) calls it,
+ * as Wine calls ntsync's mutex-kill for each thread that terminates.
+ *
  * It is restartable: it runs in steps (one object, then the waits), each
  * ending at a checkpoint, and the client slot changes state only at the
  * end.  If the process cleaning up dies in the middle, the client is
@@ -30,28 +34,55 @@
 
 #include <errno.h>
 
+/* Does mutex o belong to (tag, and thread tid unless tid is 0)?  Read
+ * without holding o, the answer is a hint (a fastpath of another thread
+ * may change the word); held, it is the truth.  The words are read
+ * relaxed, as the fastpath writes them by atomics.  */
+static int owned_by(struct fl_ipc_object *o, uint32_t tag, uint32_t tid)
+{
+  return o->type == FL_IPC_MUTEX
+         && ((uint32_t)fl_load_relaxed((int32_t *)&o->a) & ~FL_IPC_SLOW) == tag
+         && (tid == 0 || (uint32_t)fl_load_relaxed((int32_t *)&o->b) == tid);
+}
+
+/* Abandon every mutex client index owns, or with tid nonzero those of
+ * its thread tid, one object per checkpoint.  Each candidate is held
+ * before it is abandoned and asked again: between the hint and the hold
+ * its owner may have released it on the fastpath and another taken it.
+ * Only a client's clean-up reports what it abandoned (fl_ipc_client_died
+ * tells of the client's death, and a thread's exit is none).  */
+static void abandon_owned(fl_ipc_t *r, uint32_t index, uint32_t tid)
+{
+  struct fl_ipc_client *c = &fl_ipc_clients(r)[index];
+  struct fl_ipc_object *o = fl_ipc_objects(r);
+  uint32_t tag = (index + 1) | (c->gen & 0x7fffu) << 16;
+  uint32_t i;
+
+  for (i = 0; i < fl_ipc_hdr(r)->nobjects; i++) {
+    if (!owned_by(&o[i], tag, tid))
+      continue;
+    fl_ipc_hold(r, i);
+    if (!owned_by(&o[i], tag, tid))
+      continue;
+    fl_ipc_abandon(r, i, tid == 0 ? c : NULL);
+    fl_ipc_checkpoint(r);
+  }
+}
+
 void fl_ipc_cleanup(fl_ipc_t *r, uint32_t index, uint32_t state)
 {
   struct fl_ipc_hdr *h = fl_ipc_hdr(r);
   struct fl_ipc_client *c = &fl_ipc_clients(r)[index];
-  struct fl_ipc_object *o = fl_ipc_objects(r);
   struct fl_ipc_wait *w = fl_ipc_waits(r);
   uint32_t tag = (index + 1) | (c->gen & 0x7fffu) << 16;
-  uint32_t i, k;
+  uint32_t k;
 
   /* closing first, then (a full barrier) the scan: a fastpath acquire
    * that the scan misses sees closing after its CAS (fastpath.c).  */
   fl_ipc_set(r, &c->closing, 1);
   fl_ipc_checkpoint(r);
   fl_smp_mb();
-  for (i = 0; i < h->nobjects; i++) {
-    if (o[i].type != FL_IPC_MUTEX
-        || ((uint32_t)fl_load_relaxed((int32_t *)&o[i].a) & ~FL_IPC_SLOW)
-               != tag)
-      continue;
-    fl_ipc_abandon(r, i, index);
-    fl_ipc_checkpoint(r);
-  }
+  abandon_owned(r, index, 0);
   for (k = 0; k < h->nwaits; k++) {
     uint32_t end = state == FL_IPC_CLIENT_KILLED ? FL_IPC_WAIT_CANCELLED
                                                  : FL_IPC_WAIT_FREE;
@@ -78,20 +109,52 @@ void fl_ipc_cleanup(fl_ipc_t *r, uint32_t index, uint32_t state)
   fl_ipc_wake_scan(r);
 }
 
-void fl_ipc_abandon(fl_ipc_t *r, uint32_t index, uint32_t owner)
+void fl_ipc_abandon(fl_ipc_t *r, uint32_t index, struct fl_ipc_client *report)
 {
-  struct fl_ipc_client *c = &fl_ipc_clients(r)[owner];
   struct fl_ipc_object *o = &fl_ipc_objects(r)[index];
-  uint32_t k = c->nabandoned;
+  uint32_t k;
 
-  fl_ipc_hold(r, index);
-  if (k < FL_IPC_REPORT_MAX)
-    fl_ipc_set(r, &c->abandoned[k], fl_ipc_handle(r, index).id);
-  fl_ipc_set(r, &c->nabandoned, k + 1);
+  if (report != NULL) {
+    k = report->nabandoned;
+    if (k < FL_IPC_REPORT_MAX)
+      fl_ipc_set(r, &report->abandoned[k], fl_ipc_handle(r, index).id);
+    fl_ipc_set(r, &report->nabandoned, k + 1);
+  }
   fl_ipc_set(r, &o->a, FL_IPC_SLOW);
   fl_ipc_set(r, &o->b, 0);
   fl_ipc_set(r, &o->c, 0);
   fl_ipc_set(r, &o->d, 1);
+}
+
+/* Does the thread tid of ours own a mutex in r?  Asked of the calling
+ * thread, without the lock, the answer is exact where it matters: no
+ * one but the thread takes a mutex for (our tag, tid) (its fastpath, or
+ * a grant it then confirmed under the lock: both seen here), and no one
+ * takes one from it but a clean-up of the whole client.  A torn read of
+ * another owner only costs a section that finds nothing.  */
+static int thread_owns(fl_ipc_t *r, uint32_t tid)
+{
+  struct fl_ipc_object *o = fl_ipc_objects(r);
+  uint32_t i;
+
+  for (i = 0; i < fl_ipc_hdr(r)->nobjects; i++)
+    if (owned_by(&o[i], r->tag, tid))
+      return 1;
+  return 0;
+}
+
+/* The calling thread, tid, exits (its exit hook, liveness.c): it waits
+ * for nothing, so after the scan it owns nothing in r.  A thread that
+ * owns nothing takes no lock (its exit never waits for the region).  A
+ * process cut off from r was cleaned up whole (ENOTCONN): nothing left
+ * to do.  */
+void fl_ipc_thread_exit(fl_ipc_t *r, uint32_t tid)
+{
+  if (!thread_owns(r, tid) || fl_ipc_enter(r) != 0)
+    return;
+  abandon_owned(r, r->client, tid);
+  fl_ipc_wake_scan(r);
+  fl_ipc_unlock(r);
 }
 
 uint32_t fl_ipc_client_id(const fl_ipc_t *r)

@@ -47,7 +47,10 @@
  * (which of several a wait-any takes, or that a wait-all takes all at
  * once, is no order the checker can hold against another).  Before each
  * sleep the checker checks that no spinlock is held.  fl_ipc_mutex_release
- * tells it of the release (mutex.c).  */
+ * tells it of the release (mutex.c).
+ *
+ * A wait that took a mutex anew makes sure its thread has the thread-exit
+ * hook (liveness.c), which abandons the mutexes a thread exits owning. */
 #include "config.h"
 
 #include "ipc/ipc-internal.h"
@@ -245,7 +248,7 @@ void fl_ipc_wake_pulse(fl_ipc_t *r, uint32_t index)
 static int reap_owners(fl_ipc_t *r, const uint32_t *idx, uint32_t n)
 {
   const struct fl_ipc_object *o = fl_ipc_objects(r);
-  const struct fl_ipc_client *c = fl_ipc_clients(r);
+  struct fl_ipc_client *c = fl_ipc_clients(r);
   uint32_t i, owner, index;
   int found = 0;
 
@@ -256,7 +259,7 @@ static int reap_owners(fl_ipc_t *r, const uint32_t *idx, uint32_t n)
     index = FL_IPC_TAG_INDEX(owner);
     if (c[index].state != FL_IPC_CLIENT_LIVE
         || (c[index].gen & 0x7fffu) != owner >> 16) {
-      fl_ipc_abandon(r, idx[i], index);
+      fl_ipc_abandon(r, idx[i], &c[index]);
       fl_ipc_checkpoint(r);
       found = 1;
     } else if (!fl_ipc_client_alive(r, index)) {
@@ -311,7 +314,8 @@ static void nap(const struct fl_ipc_wait *w, clockid_t clock,
 }
 
 /* The mutexes among idx[0..n) that a successful wait took anew (wait-any:
- * the one at result), for the checker; under the region lock.  */
+ * the one at result), for the checker and the thread-exit hook; under the
+ * region lock.  */
 static uint32_t taken_anew(fl_ipc_t *r, const uint32_t *idx, uint32_t n,
                            int all, uint32_t result,
                            const struct fl_ipc_object **out)
@@ -437,10 +441,13 @@ done:
   if (all && mask != NULL)
     *mask = (uint64_t)result << 32 | abandoned;
   rc = abandoned != 0 || (all && result != 0) ? EOWNERDEAD : 0;
-  if (fl_lockdep_enabled())
-    ntaken = taken_anew(r, idx, n, all, result, taken);
+  ntaken = taken_anew(r, idx, n, all, result, taken);
 out:
   fl_ipc_unlock(r);
+  /* A mutex taken anew: the thread must be watched from now on (a mutex
+   * taken again was watched when first taken).  */
+  if (ntaken > 0)
+    fl_ipc_watch_thread();
   tell_checker(taken, ntaken, n);
   return rc;
 }
