@@ -55,7 +55,12 @@
  *              EOWNERDEAD must find them equal;
  *   wait-all   a pair (A, B) is only ever taken by wait-all and released A
  *              first: no sample may show A owned while B is free or owned
- *              by someone else.
+ *              by someone else;
+ *   pulse      one manual-reset event is only ever pulsed (by workers that
+ *              may be killed mid-pulse) and waited for by wait-anys: the
+ *              checker must never see it signalled, nor a pulser find it
+ *              so (a pulse that stored "signalled" and was killed before
+ *              its reset left it set).
  * --impl broken makes wait-all a sequence of wait-anys (the negative
  * control): the checker must see partial acquisitions and say FAILURE.
  *
@@ -107,13 +112,21 @@ enum {
   MUTEX0 = SEM0 + NSEM,
   PAIR0 = MUTEX0 + NMUTEX,
   EVENT0 = PAIR0 + 2 * NPAIR,
-  NOBJ = EVENT0 + NEVENT,
+  PULSED = EVENT0 + NEVENT, /* a manual-reset event only ever pulsed */
+  NOBJ = PULSED + 1,
 };
 #define SEM_UNITS 4u
 
 static int is_mutex(int o)
 {
   return o >= MUTEX0 && o < EVENT0;
+}
+
+/* Does acquiring o take a unit (a semaphore's, an auto-reset event's)?
+ * The pulsed manual-reset event gives its waiters nothing to give back. */
+static int has_units(int o)
+{
+  return !is_mutex(o) && o != PULSED;
 }
 
 /* Per worker slot (reused by its replacements); written by the worker,
@@ -126,6 +139,7 @@ struct wslot {
   uint32_t violations;
   uint32_t paused; /* the pause request acknowledged (struct ledger) */
   uint64_t ops, timeouts, abandoned, max_late_ns;
+  uint64_t pulses, pulsed; /* pulses made; waits a pulse ended */
 };
 
 /* The ledger: shared by name, fixed-width fields only.  */
@@ -262,6 +276,8 @@ static void release(fl_ipc_t *r, struct ledger *l, struct wslot *w,
   uint32_t prev = 0;
   int rc, was = 0;
 
+  if (obj == PULSED)
+    return; /* a manual-reset event: nothing was taken */
   if (obj < MUTEX0)
     rc = fl_ipc_sem_release(r, o[obj], 1, &prev);
   else if (obj < EVENT0)
@@ -321,6 +337,17 @@ static int worker(const char *region, const char *ledger_name, int k,
     int64_t deadline_ns, late;
 
     pause_point(l, w);
+    if (x % 16 == 15) {
+      /* A pulse, which may be killed anywhere: it must never leave the
+       * event signalled (the checker looks).  */
+      int was = 0;
+      rc = fl_ipc_event_pulse(r, o[PULSED], &was);
+      if (rc != 0 || was)
+        violation(l, &w->violations, "pulse: %s (was set %d)", strerror(rc),
+                  was);
+      w->pulses++;
+      continue;
+    }
     if (pair) {
       int p = (int)((x >> 8) % NPAIR);
       map[n++] = PAIR0 + 2 * p;
@@ -329,8 +356,11 @@ static int worker(const char *region, const char *ledger_name, int k,
     } else {
       uint32_t size = 1 + (uint32_t)((x >> 8) % (all ? 3 : 6));
       while (n < size) {
-        int c = (int)(rnd(&s) % (NSEM + NMUTEX + NEVENT));
-        int obj = c < NSEM + NMUTEX ? c : EVENT0 + c - NSEM - NMUTEX;
+        /* A wait-any may name the pulsed event too.  */
+        int c = (int)(rnd(&s) % (NSEM + NMUTEX + NEVENT + !all));
+        int obj = c < NSEM + NMUTEX            ? c
+                  : c < NSEM + NMUTEX + NEVENT ? EVENT0 + c - NSEM - NMUTEX
+                                               : PULSED;
         if (want & (1u << obj))
           continue;
         map[n++] = obj;
@@ -375,6 +405,7 @@ static int worker(const char *region, const char *ledger_name, int k,
       got = 1u << map[index];
       if (rc == EOWNERDEAD)
         abandoned = 1ull << index;
+      w->pulsed += map[index] == PULSED;
     }
     if (rc == EOWNERDEAD && abandoned == 0)
       violation(l, &w->violations, "EOWNERDEAD without an abandoned object");
@@ -435,6 +466,11 @@ static int checker(const char *region, struct ledger *l)
   open_objects(r, o);
   while (!__atomic_load_n(&l->stop, __ATOMIC_ACQUIRE)) {
     fl_ipc_lock(r);
+    if (fl_ipc_objects(r)[FL_IPC_ID_INDEX(o[PULSED].id)].a != 0) {
+      fl_ipc_unlock(r);
+      violation(l, &l->violations, "the pulsed event was seen signalled");
+      fl_ipc_lock(r);
+    }
     for (p = 0; p < NPAIR; p++) {
       uint32_t ia = FL_IPC_ID_INDEX(o[PAIR0 + 2 * p].id);
       uint32_t ib = FL_IPC_ID_INDEX(o[PAIR0 + 2 * p + 1].id);
@@ -600,6 +636,8 @@ static void account(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
                   obj);
       continue;
     }
+    if (!has_units(obj))
+      continue;
     if (phase == 1 && (want & bit)) {
       t->undecided[obj]++;
     } else if ((phase == 2 || phase == 3) && (held & bit)) {
@@ -643,7 +681,7 @@ static void settle(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
   for (obj = 0; obj < NOBJ; obj++) {
     int64_t m = obj < MUTEX0 ? SEM_UNITS : 1;
 
-    if (is_mutex(obj))
+    if (!has_units(obj))
       continue;
     m -= units_in(r, o, obj);
     for (k = 0; k < nworkers; k++)
@@ -778,6 +816,24 @@ static int quiesce(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
   return rc;
 }
 
+/* What the workers counted, summed over every worker that ran.  */
+struct totals {
+  uint64_t ops, timeouts, abandoned, bad, worst, pulses, pulsed;
+};
+
+/* Add worker slot w (dead, or finished) to sum.  */
+static void collect(struct totals *sum, const struct wslot *w)
+{
+  sum->ops += w->ops;
+  sum->timeouts += w->timeouts;
+  sum->abandoned += w->abandoned;
+  sum->bad += w->violations;
+  sum->pulses += w->pulses;
+  sum->pulsed += w->pulsed;
+  if (w->max_late_ns > sum->worst)
+    sum->worst = w->max_late_ns;
+}
+
 int stress_ipc_main(int argc, char **argv)
 {
   struct ipc_cfg cfg;
@@ -787,8 +843,8 @@ int stress_ipc_main(int argc, char **argv)
   fl_ipc_obj_t o[NOBJ];
   pid_t pids[MAX_WORKERS], checker_pid;
   struct tally t;
-  uint64_t rng, kills = 0, ops = 0, timeouts = 0, abandoned = 0, worst = 0,
-                bad = 0;
+  struct totals sum;
+  uint64_t rng, kills = 0;
   int64_t start, end, next_kill, next_window, deadline;
   int k, i, rc, failed = 0, stuck = 0;
   char name[16];
@@ -798,6 +854,7 @@ int stress_ipc_main(int argc, char **argv)
   if ((rc = parse(argc, argv, &cfg)) != 0)
     return rc;
   memset(&t, 0, sizeof t);
+  memset(&sum, 0, sizeof sum);
   setvbuf(stdout, NULL, _IOLBF, 0);
   rng = cfg.seed * 2 + 1;
   printf(
@@ -835,7 +892,7 @@ int stress_ipc_main(int argc, char **argv)
     else if (i < EVENT0)
       rc = fl_ipc_mutex_create(r, name, 0, &o[i]);
     else
-      rc = fl_ipc_event_create(r, name, 0, 1, &o[i]);
+      rc = fl_ipc_event_create(r, name, i == PULSED, i != PULSED, &o[i]);
     if (rc != 0) {
       fprintf(stderr, "fastlock-stress: create %s: %s\n", name, strerror(rc));
       return 1;
@@ -876,12 +933,7 @@ int stress_ipc_main(int argc, char **argv)
     kill(pids[k], SIGKILL);
     waitpid(pids[k], NULL, 0);
     kills++;
-    ops += l->w[k].ops;
-    timeouts += l->w[k].timeouts;
-    abandoned += l->w[k].abandoned;
-    bad += l->w[k].violations;
-    if (l->w[k].max_late_ns > worst)
-      worst = l->w[k].max_late_ns;
+    collect(&sum, &l->w[k]);
     account(r, o, l, &cfg, k, &t, (kills & 1) == 0);
     memset(&l->w[k], 0, sizeof l->w[k]);
     pids[k] = start_worker(&cfg, region, ledger_name, l, k, rnd(&rng));
@@ -903,12 +955,7 @@ int stress_ipc_main(int argc, char **argv)
              status);
       failed = 1;
     }
-    ops += l->w[k].ops;
-    timeouts += l->w[k].timeouts;
-    abandoned += l->w[k].abandoned;
-    bad += l->w[k].violations;
-    if (l->w[k].max_late_ns > worst)
-      worst = l->w[k].max_late_ns;
+    collect(&sum, &l->w[k]);
   }
   while (waitpid(checker_pid, NULL, WNOHANG) == 0 && now_ns() < deadline)
     usleep(1000);
@@ -921,18 +968,21 @@ int stress_ipc_main(int argc, char **argv)
   printf("fastlock-stress: %llu operations, %llu timed out, %llu kills, "
          "%llu abandoned mutexes reported; latest timeout %.1f ms past its "
          "deadline; %llu checker samples\n",
-         (unsigned long long)ops, (unsigned long long)timeouts,
-         (unsigned long long)kills, (unsigned long long)abandoned,
-         (double)worst / 1e6, (unsigned long long)l->samples);
+         (unsigned long long)sum.ops, (unsigned long long)sum.timeouts,
+         (unsigned long long)kills, (unsigned long long)sum.abandoned,
+         (double)sum.worst / 1e6, (unsigned long long)l->samples);
+  printf("fastlock-stress: %llu pulses of the manual-reset event, %llu waits "
+         "ended by one\n",
+         (unsigned long long)sum.pulses, (unsigned long long)sum.pulsed);
   if (stuck != 0) {
     printf(
         "fastlock-stress: !!! %d process(es) did not finish 10 s after the end\n",
         stuck);
     failed = 1;
   }
-  if (bad != 0) {
+  if (sum.bad != 0) {
     printf("fastlock-stress: !!! %llu violation(s) in the workers\n",
-           (unsigned long long)bad);
+           (unsigned long long)sum.bad);
     failed = 1;
   }
   if (l->partial != 0) {
