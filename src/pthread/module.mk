@@ -43,6 +43,9 @@ tests_test_pthread_sem_LDADD = $(fl_pthread_test_ldadd)
 fl_pthread_tests += tests/test-pthread-spin
 tests_test_pthread_spin_SOURCES = tests/test-pthread-spin.c $(fl_pthread_test_common)
 tests_test_pthread_spin_LDADD = $(fl_pthread_test_ldadd)
+fl_pthread_tests += tests/test-pthread-nomalloc
+tests_test_pthread_nomalloc_SOURCES = tests/test-pthread-nomalloc.c $(fl_pthread_test_common)
+tests_test_pthread_nomalloc_LDADD = $(fl_pthread_test_ldadd)
 
 # fastlock-run: LD_PRELOAD the installed drop-in into a command.
 bin_SCRIPTS = fastlock-run
