@@ -307,6 +307,10 @@ int bench_ipc_main(int argc, char **argv)
   long n = 200000, iters;
   int i, k, rc;
 
+  if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+    printf("usage: fastlock-bench ipc [--duration SEC]\n");
+    return 0;
+  }
   if (argc == 3 && strcmp(argv[1], "--duration") == 0) {
     if (cli_seconds(argv[2], 0, 3600, &seconds) != 0) {
       fprintf(stderr, "fastlock-bench ipc: --duration: seconds, > 0\n");

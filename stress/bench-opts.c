@@ -331,6 +331,8 @@ void bench_usage(FILE *out)
       "counter (the strategies of the ia64 light-weight counter thread), uncontended\n"
       "(one lock/unlock pair of every primitive), all (default).\n"
       "A test name (see --list) runs that test alone.\n"
+      "fastlock-bench ipc and fastlock-bench pthread run the IPC objects' and the\n"
+      "libpthread drop-in's own tables (each takes --help).\n"
       "\n"
       "  --impl LIST      implementations to run: names, families (fastlock, glibc,\n"
       "                   ck, baseline) or prefixes ending in '*' (default: all)\n"

@@ -15,7 +15,6 @@
  *                       has never had a second thread (glibc then uses
  *                       plain stores; so does the drop-in)
  *   mutex-pair          the same once the process has had threads
- *   mutex-2t, mutex-4t  threads incrementing a counter under one mutex
  *   cond-pingpong       two threads handing a turn back and forth through
  *                       a mutex and a condition variable
  *   sem-pingpong        the same through two semaphores
@@ -297,6 +296,8 @@ int bench_pthread_main(int argc, char **argv)
     { "cond-pingpong", cond_pingpong }, { "sem-pingpong", sem_pingpong },
     { "prodcons-cond", prodcons_cond }, { "prodcons-sem", prodcons_sem },
   };
+  static const char usage[] =
+      "usage: fastlock-bench pthread [--lib PATH] [--reps N] [--scale F]\n";
   const struct pthread_fns *dropin;
   const char *why = NULL;
   struct fl_context ctx;
@@ -304,6 +305,10 @@ int bench_pthread_main(int argc, char **argv)
   Dl_info info;
 
   for (i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0) {
+      printf("%s", usage);
+      return 0;
+    }
     if (strcmp(argv[i], "--lib") == 0 && i + 1 < argc)
       setenv("FASTLOCK_PTHREAD_LIB", argv[++i], 1);
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
@@ -311,8 +316,7 @@ int bench_pthread_main(int argc, char **argv)
     else if (strcmp(argv[i], "--scale") == 0 && i + 1 < argc)
       scale = atof(argv[++i]);
     else {
-      fprintf(stderr, "usage: fastlock-bench pthread [--lib PATH] [--reps N] "
-                      "[--scale F]\n");
+      fprintf(stderr, "%s", usage);
       return 2;
     }
   }
