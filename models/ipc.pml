@@ -1,14 +1,17 @@
 /* models/ipc.pml: the IPC objects' fastpath and the region lock (the
  * protocol of src/ipc/fastpath.c, for src/ipc/sem.c, src/ipc/mutex.c,
- * src/ipc/wait.c, src/ipc/lock.c and src/ipc/supervise.c), as a Promela
- * model for SPIN (doc/models.md; tools/check-model runs it).
+ * src/ipc/event.c, src/ipc/wait.c, src/ipc/lock.c and
+ * src/ipc/supervise.c), as a Promela model for SPIN (doc/models.md;
+ * tools/check-model runs it).
  *
  * One object per instance: a semaphore (default; a = count | SLOW, b =
  * the maximum MAX, immutable, initial count INIT) or, with MUTEX, a
- * mutex (a = owner | SLOW, d = abandoned).  NTHREADS threads (2 or 3,
- * default 3) each loop: acquire, hold, release; a thread holding nothing
- * may stop for good (so that a waiter left asleep with the object free
- * is a state where nothing can move: see the monitor).
+ * mutex (a = owner | SLOW, d = abandoned), or, with EVENT, an event (a =
+ * 1 if signalled; manual-reset, or auto-reset with AUTO: src/ipc/event.c).
+ * NTHREADS threads (2 or 3, default 3) each loop: acquire, hold, release
+ * (an event: wait, set, reset or pulse); a thread holding nothing may
+ * stop for good (so that a waiter left asleep with the object free is a
+ * state where nothing can move: see the monitor).
  *
  * The fastpath is one atomic look-and-change of a (the C's CAS loops
  * re-read the word on failure): acquire and release while SLOW is clear
@@ -51,6 +54,17 @@
  * slot): so an abandoned mutex may outlive the section that abandoned it
  * (d == 1 with nobody waiting), which the unlock must leave SLOW.
  *
+ * The event (EVENT) has no fastpath and no SLOW (fl_ipc_fast_wait sends
+ * it to the lock; fl_ipc_hold skips it), so every operation is a section
+ * of L: event_op's set (a = 1, logged, then the wake scan), reset (a = 0)
+ * and pulse, and wait_objects's wait on it (try_acquire, or register and
+ * sleep as above).  The pulse is the C's since it stopped storing
+ * "signalled": a = 0 (logged), then fl_ipc_wake_pulse, the wake scan with
+ * the event treated as signalled by the pulser's local vp (r->pulse, not
+ * in the region: undo cannot bring it back and a death takes it away);
+ * an auto-reset event's grant consumes it (wait.c's take()), as taking a
+ * set one resets a.  Acquiring a manual-reset event changes nothing.
+ *
  * Ghost words: G(i) is, for the semaphore, the units thread i holds (set
  * with the write of a that takes them, logged with it; a dead thread's
  * units stay counted), and, for the mutex, an abandonment thread i
@@ -58,16 +72,28 @@
  * acquirer's EOWNERDEAD); NAB counts abandonments, reported the
  * EOWNERDEADs returned.  own[i]: thread i returned owning the mutex.
  *
+ * For the event, SETG is 1 if the last set, reset or pulse that took
+ * effect (completed, or died past the checkpoint that commits its write
+ * of a) was a set, or none has and the event started signalled: logged
+ * with that write, so that an undone operation undoes its ghost too.
+ * NACQ (AUTO) counts the acquisitions since the last set or pulse, each
+ * logged with the write of a that consumes the signal.
+ *
  * Properties (the monitor, in every state): semaphore: count <= MAX and
  * count + units held (live and dead threads) + GRANTED slots == INIT;
  * mutex: every live thread that owns it is the owner in a (at most one
  * owner), d => SLOW and no owner, NAB == d + the G(i) + reported (each
  * abandonment reported to exactly one acquirer: the first after it);
- * both: waiters == the WAITING slots, waiters > 0 => SLOW.  When nothing
- * can move (all threads stopped, dead or asleep), no live thread may be
- * WAITING while the object is acquirable: a lost wake-up.  (A waiter
- * asleep for good on a semaphore whose units died with their holder is
- * no error, hence the end label on the sleep.)
+ * event: a <= 1, a pulse never leaves the event signalled (a == 1 =>
+ * SETG, wherever the region is consistent: L free, or its holder dead
+ * with nothing left to undo; inside a live section the order of its
+ * writes is its own business), and (AUTO) NACQ <= 1: one acquisition per
+ * signal, of a set or a pulse; all: waiters == the WAITING slots;
+ * semaphore and mutex: waiters > 0 => SLOW.  When nothing can move (all
+ * threads stopped, dead or asleep), no live thread may be WAITING while
+ * the object is acquirable: a lost wake-up.  (A waiter asleep for good
+ * on a semaphore whose units died with their holder, or on an event
+ * nobody sets again, is no error, hence the end label on the sleep.)
  *
  * Simplifications: one object, so no wait-any/wait-all over several
  * (hold, try and the scan take one object); a release gives one unit; no
@@ -76,12 +102,19 @@
  * re-read of its client state after its CAS; references, tickets and the
  * client slots are left out; a dead thread's clean-up is by the taker of
  * its L (a dead L holder) or by a reaper (a dead owner), not by a
- * process claiming its client slot.  Sequential consistency: the C's
+ * process claiming its client slot.  The event: no READ (it changes
+ * nothing) and no prev; a thread dies only as L's holder, so a dead
+ * waiter's slot is freed by the recovery, never by a waker that probes
+ * it (the scan's fl_ipc_wait_leave).  Sequential consistency: the C's
  * barriers (the release stores of the log, the full barrier after the
  * mutex fastpath CAS) are argued in the C.
  *
  * Switches:
  *   MUTEX            the mutex instance (default: the semaphore).
+ *   EVENT            the event instance, manual-reset; it starts signalled
+ *                    (a reset by the first thread then gives every state
+ *                    of an unsignalled start).
+ *   AUTO             (EVENT) an auto-reset event.
  *   NTHREADS         2 or 3 (default 3).
  *   INIT, MAX        the semaphore's initial count and maximum (1, 2).
  *   NO_SLOW_INVARIANT  the monitor does not check waiters > 0 => SLOW
@@ -107,7 +140,12 @@
  *                    through fl_ipc_cleanup; it now always scans).
  *   BUG_CLEAR_ABANDONED  negative control (MUTEX): the unlock clears SLOW
  *                    with d == 1, so a fastpath acquire takes an
- *                    abandoned mutex without EOWNERDEAD.  */
+ *                    abandoned mutex without EOWNERDEAD.
+ *   BUG_PULSE_STORES negative control (EVENT): the pulse before its fix:
+ *                    a = 1 (logged), the wake scan (a checkpoint, then
+ *                    one after each grant), a = 0; a pulser that dies
+ *                    past a checkpoint and before the reset leaves the
+ *                    event set for good.  */
 
 #ifndef NTHREADS
 #define NTHREADS 3
@@ -123,10 +161,15 @@
 #define LOGMAX 8
 
 /* The logged words.  */
-#define A 0                      /* a: count or owner, | SLOW */
+#define A 0                      /* a: count or owner, | SLOW; event: 0, 1 */
 #define WAITERS 1                /* waiters(o) */
+#ifdef EVENT
+#define SETG 2                   /* ghost: the last operation was a set */
+#define NACQ 3                   /* ghost (AUTO): acquisitions per signal */
+#else
 #define D 2                      /* the mutex's abandoned flag */
 #define NAB 3                    /* ghost: abandonments */
+#endif
 #define SLOT(i) v[3 + (i)]       /* thread i's wait slot, i = 1..3 */
 #define G(i) v[6 + (i)]          /* ghost: units held / EOWNERDEAD owed */
 #define NV 10
@@ -148,10 +191,17 @@ bool dead[4];                    /* dead[0]: nobody, never dead */
 bool own[4];                     /* ghost (MUTEX) */
 byte reported;                   /* ghost (MUTEX) */
 
-#ifdef MUTEX
+#if defined(EVENT)
+#define CANACQ (a != 0)
+/* can_take: the pulser's virtual signal too (vp: a local of the thread
+ * that runs the scan; a taker of L has none, as r->pulse is 0 there).  */
+#define CANTAKE (CANACQ || vp)
+#elif defined(MUTEX)
 #define CANACQ (VAL == 0)
+#define CANTAKE CANACQ
 #else
 #define CANACQ (VAL > 0)
+#define CANTAKE CANACQ
 #endif
 
 /* A logged write (fl_ipc_set).  */
@@ -188,7 +238,26 @@ inline undo()
 }
 
 /* Acquire for thread w (the wake scan) or for ourselves (w == me).  */
-#ifdef MUTEX
+#if defined(EVENT) && defined(AUTO)
+/* take(): the pulse's virtual signal consumed, and fl_ipc_acquire's
+ * a = 0 (a no-op after a pulse, whose a is 0 already).  A set or a pulse
+ * starts a new signal: NACQ = 0, with its write of a.  */
+#define NEW_SIGNAL set(NACQ, 0)
+inline take(w)
+{
+  assert(CANTAKE);
+  vp = false;
+  set(A, 0); set(NACQ, v[NACQ] + 1)
+}
+#elif defined(EVENT)
+/* A manual-reset event stays signalled: fl_ipc_acquire changes nothing
+ * (and NACQ is not kept).  */
+#define NEW_SIGNAL skip
+inline take(w)
+{
+  assert(CANTAKE)
+}
+#elif defined(MUTEX)
 inline take(w)
 {
   assert(SLOWSET && VAL == 0);
@@ -207,7 +276,9 @@ inline grant(w)
   take(w);
   set(3 + w, GRANTED);
   set(WAITERS, v[WAITERS] - 1);
-  hd = true
+#ifndef EVENT
+  hd = true                      /* the recovery's scan never called hold() */
+#endif
 }
 
 /* The wake scan: the caller's own operation done, a checkpoint; then
@@ -216,9 +287,9 @@ inline wake_scan()
 {
   d_step { checkpoint() };
   do
-  :: atomic { SLOT(1) == WAITING && CANACQ -> grant(1) }; d_step { checkpoint() }
-  :: atomic { SLOT(2) == WAITING && CANACQ -> grant(2) }; d_step { checkpoint() }
-  :: atomic { SLOT(3) == WAITING && CANACQ -> grant(3) }; d_step { checkpoint() }
+  :: atomic { SLOT(1) == WAITING && CANTAKE -> grant(1) }; d_step { checkpoint() }
+  :: atomic { SLOT(2) == WAITING && CANTAKE -> grant(2) }; d_step { checkpoint() }
+  :: atomic { SLOT(3) == WAITING && CANTAKE -> grant(3) }; d_step { checkpoint() }
   :: else -> break
   od
 }
@@ -265,9 +336,9 @@ inline lock()
 #endif
        do
 #ifndef BUG_RECOVER_NO_SCAN
-       :: SLOT(1) == WAITING && CANACQ -> grant(1); checkpoint()
-       :: SLOT(2) == WAITING && CANACQ -> grant(2); checkpoint()
-       :: SLOT(3) == WAITING && CANACQ -> grant(3); checkpoint()
+       :: SLOT(1) == WAITING && CANTAKE -> grant(1); checkpoint()
+       :: SLOT(2) == WAITING && CANTAKE -> grant(2); checkpoint()
+       :: SLOT(3) == WAITING && CANTAKE -> grant(3); checkpoint()
 #endif
        :: else -> break
        od;
@@ -277,10 +348,12 @@ inline lock()
 }
 
 /* Unlock: checkpoint, clear SLOW, release L (and, ret, return from an
- * acquisition: the mutex's owner, EOWNERDEAD reported).  */
+ * acquisition: the mutex's owner, EOWNERDEAD reported).  An event is
+ * never held, so let_go never sees it: no SLOW to clear.  */
 inline unlock(ret)
 {
   d_step { checkpoint() };
+#ifndef EVENT
   atomic {
     if
 #if defined(BUG_CLEAR_WITH_WAITERS)
@@ -294,6 +367,7 @@ inline unlock(ret)
     fi;
     hd = false
   };
+#endif
   atomic {
     L = 0;
 #ifdef MUTEX
@@ -315,13 +389,23 @@ inline unlock(ret)
 #define LIVE_WT(i) (WT(i) && !dead[i])
 #define OWN_OK(i) (!own[i] || dead[i] || VAL == i)
 
-#ifdef NO_SLOW_INVARIANT
+#if defined(NO_SLOW_INVARIANT) || defined(EVENT)
 #define INV_SLOW true
 #else
 #define INV_SLOW (v[WAITERS] == 0 || SLOWSET)
 #endif
 
-#ifdef MUTEX
+#if defined(EVENT)
+/* The region consistent: no live section, nothing left to undo.  */
+#define AT_REST (L == 0 || (dead[L] && logn == 0))
+#define INV1 (a <= 1)
+#define INV2 (!AT_REST || a == 0 || v[SETG])
+#ifdef AUTO
+#define INV3 (v[NACQ] <= 1)
+#else
+#define INV3 true
+#endif
+#elif defined(MUTEX)
 #define INV1 (OWN_OK(1) && OWN_OK(2) && OWN_OK(3))
 #define INV2 (v[D] == 0 || (SLOWSET && VAL == 0))
 #define INV3 (v[NAB] == v[D] + SUM(G) + reported)
@@ -359,7 +443,11 @@ end:
 proctype thread(byte me)
 {
   byte x;                        /* the dead holder, in lock() */
+#ifdef EVENT
+  bool vp;                       /* the pulse's virtual signal (r->pulse) */
+#else
   bool hd;                       /* this section holds the object */
+#endif
 #ifdef BUG_NO_HOLD
   bool nohold;                   /* decided to wait before its hold */
 #define NOHOLD nohold
@@ -371,6 +459,51 @@ proctype thread(byte me)
 
   {
   do
+#ifdef EVENT
+  :: /* wait_objects on the event alone: no fastpath (fl_ipc_fast_wait
+      * returns FL_IPC_SLOWPATH), nothing to hold; try_acquire, else a
+      * wait slot, then nap and look again under L until GRANTED.  */
+     lock();
+     if
+     :: CANTAKE -> d_step { take(me) }; unlock(false)
+     :: else ->
+        d_step { set(3 + me, WAITING); set(WAITERS, v[WAITERS] + 1) };
+        unlock(false);
+end_wait: do
+        :: atomic { SLOT(me) != WAITING || dead[L] -> skip };
+           lock();
+           if
+           :: SLOT(me) == GRANTED ->  /* finish */
+              d_step { set(3 + me, FREE) }; unlock(false); break
+           :: else -> unlock(false)
+           fi
+        od
+     fi
+  :: /* event_op SET: a = 1, the wake scan */
+     lock();
+     d_step { set(A, 1); set(SETG, 1); NEW_SIGNAL };
+     wake_scan();
+     unlock(false)
+  :: /* event_op RESET */
+     lock();
+     d_step { set(A, 0); set(SETG, 0) };
+     unlock(false)
+  :: /* event_op PULSE */
+     lock();
+#ifdef BUG_PULSE_STORES
+     d_step { set(A, 1); set(SETG, 0); NEW_SIGNAL };
+     wake_scan();
+     atomic { set(A, 0) };        /* atomic: spin refuses the scan's break
+                                   * into a d_step opening with set()'s if */
+#else
+     /* a = 0 (logged), then fl_ipc_wake_pulse: r->pulse set (local, so
+      * in the same step), the scan, r->pulse cleared.  */
+     d_step { set(A, 0); set(SETG, 0); NEW_SIGNAL; vp = true };
+     wake_scan();
+     vp = false;
+#endif
+     unlock(false)
+#else
   :: /* acquire */
 #ifdef MUTEX
      if
@@ -451,6 +584,7 @@ end_wait:  do
         unlock(false)
      fi
 #endif
+#endif
 #ifdef MUTEX
   :: /* a clean-up by a thread holding nothing (the server's
       * fl_ipc_client_died, a process claiming the dead client's slot) */
@@ -470,7 +604,9 @@ end_wait:  do
 init
 {
   atomic {
-#ifndef MUTEX
+#if defined(EVENT)
+    a = 1; v[SETG] = 1;
+#elif !defined(MUTEX)
     a = INIT;
 #endif
     run monitor(); run killer();
