@@ -86,6 +86,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,10 @@ enum {
   NOBJ = PULSED + 1,
 };
 #define SEM_UNITS 4u
+/* The ledger's per-object arrays: room for NOBJ, and an even count, so
+ * that the 64-bit fields after them keep one layout in every ABI.  */
+#define NOBJ_SLOTS 16
+_Static_assert(NOBJ <= NOBJ_SLOTS, "the ledger has room for every object");
 
 static int is_mutex(int o)
 {
@@ -148,13 +153,22 @@ struct ledger {
   /* Odd while the supervisor asks the workers to pause (a new value for
    * each quiescent point), the futex word they sleep on meanwhile.  */
   uint32_t pause;
-  uint32_t reports[NOBJ]; /* EOWNERDEAD per mutex */
-  uint32_t data[NOBJ][2]; /* what each mutex guards */
-  uint64_t samples;       /* the checker's */
-  uint32_t partial;       /* the checker's (32 bits: see wslot) */
-  uint32_t violations;    /* the supervisor's and checker's */
+  uint32_t reports[NOBJ_SLOTS]; /* EOWNERDEAD per mutex */
+  uint32_t data[NOBJ_SLOTS][2]; /* what each mutex guards */
+  uint64_t samples;             /* the checker's */
+  uint32_t partial;             /* the checker's (32 bits: see wslot) */
+  uint32_t violations;          /* the supervisor's and checker's */
   struct wslot w[MAX_WORKERS];
 };
+
+/* 32- and 64-bit workers share the ledger: every 64-bit field at an
+ * offset that is a multiple of 8 (i386 aligns them to 4 only), and the
+ * same size everywhere.  */
+_Static_assert(offsetof(struct wslot, ops) % 8 == 0
+                   && sizeof(struct wslot) % 8 == 0
+                   && offsetof(struct ledger, samples) % 8 == 0
+                   && offsetof(struct ledger, w) % 8 == 0,
+               "the ledger's layout is the same in 32- and 64-bit processes");
 
 /* The supervisor's sums over the deaths.  */
 struct tally {
