@@ -95,13 +95,18 @@
  * Plain reads without the lock: the handle's checks read our own
  * references, which only our threads change, and the client's state,
  * which fastpaths read again where it matters (mutex_wait).  */
+int fl_ipc_lock_only(void)
+{
+  return fl_load_relaxed(&fl_tools_active) != 0 || FL_TSAN_PRESENT;
+}
+
 static struct fl_ipc_object *fast_object(fl_ipc_t *r, fl_ipc_obj_t h,
                                          uint32_t type)
 {
   const struct fl_ipc_client *c;
   uint32_t index;
 
-  if (r->fd < 0 || fl_load_relaxed(&fl_tools_active) != 0 || FL_TSAN_PRESENT)
+  if (r->fd < 0 || fl_ipc_lock_only())
     return NULL;
   c = &fl_ipc_clients(r)[r->client];
   if (c->state != FL_IPC_CLIENT_LIVE || c->closing != 0

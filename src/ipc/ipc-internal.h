@@ -359,5 +359,10 @@ int fl_ipc_fast_wait(fl_ipc_t *r, fl_ipc_obj_t h);
 int fl_ipc_fast_sem_release(fl_ipc_t *r, fl_ipc_obj_t h, uint32_t n,
                             uint32_t *prev);
 int fl_ipc_fast_mutex_release(fl_ipc_t *r, fl_ipc_obj_t h, uint32_t *prev);
+/* Nonzero while a race tool watches the process (fl_tools_active, or a
+ * ThreadSanitizer runtime): then every access to region state is made
+ * under the region lock, which the tools are told of, so that they see
+ * no race: no fastpath, and no unlocked look ahead of a section.  */
+int fl_ipc_lock_only(void);
 
 #endif /* FASTLOCK_IPC_INTERNAL_H */

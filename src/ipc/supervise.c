@@ -145,12 +145,13 @@ static int thread_owns(fl_ipc_t *r, uint32_t tid)
 
 /* The calling thread, tid, exits (its exit hook, liveness.c): it waits
  * for nothing, so after the scan it owns nothing in r.  A thread that
- * owns nothing takes no lock (its exit never waits for the region).  A
- * process cut off from r was cleaned up whole (ENOTCONN): nothing left
- * to do.  */
+ * owns nothing takes no lock (its exit never waits for the region), but
+ * while a race tool watches, the look is made under the lock like every
+ * other (fl_ipc_lock_only).  A process cut off from r was cleaned up
+ * whole (ENOTCONN): nothing left to do.  */
 void fl_ipc_thread_exit(fl_ipc_t *r, uint32_t tid)
 {
-  if (!thread_owns(r, tid) || fl_ipc_enter(r) != 0)
+  if ((!fl_ipc_lock_only() && !thread_owns(r, tid)) || fl_ipc_enter(r) != 0)
     return;
   abandon_owned(r, r->client, tid);
   fl_ipc_wake_scan(r);
