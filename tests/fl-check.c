@@ -7,8 +7,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #if FL_ATOMICS_ASM && FL_ARCH_MIPS && FL_MIPS_SYSMIPS
 # include <asm/sysmips.h>
@@ -114,4 +117,23 @@ void fl_test_threads(int n, void *(*fn)(void *), void *args, size_t arg_size)
   for (i = 0; i < n; i++)
     pthread_join(tid[i], NULL);
   pthread_barrier_destroy(&barrier);
+}
+
+void fl_test_namespace_init(int (*fn)(void *), void *arg, int32_t *init_pid)
+{
+  pid_t pid;
+  int status;
+
+  if (unshare(CLONE_NEWPID) != 0)
+    _exit(77);
+  pid = fork();
+  if (pid < 0)
+    _exit(2);
+  if (pid == 0)
+    _exit(getpid() == 1 ? fn(arg) : 3);
+  if (init_pid != NULL)
+    __atomic_store_n(init_pid, (int32_t)pid, __ATOMIC_RELEASE);
+  if (waitpid(pid, &status, 0) != pid)
+    _exit(4);
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 5);
 }

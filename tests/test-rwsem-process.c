@@ -17,7 +17,6 @@
 #include "fl-check.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,38 +244,33 @@ END_TEST
  * init (PID 1 in both); the first takes the write lock, the second must
  * not be taken for its owner.  Skipped where unshare(CLONE_NEWPID) is not
  * allowed.  */
-static void namespace_init(struct shared *g, int me)
-{
-  pid_t pid;
-  int status;
+struct ns_init_arg {
+  struct shared *g;
+  int me;
+};
 
-  if (unshare(CLONE_NEWPID) != 0)
-    _exit(77);
-  pid = fork();
-  if (pid < 0)
-    _exit(2);
-  if (pid == 0) {
-    struct timespec t = in_seconds(1);
-    if (getpid() != 1)
-      _exit(3);
-    if (me == 0) {
-      g->result[0] = fl_rwsem_down_write(&g->lock);
-      set(&g->step, 1);
-      while (get(&g->step) != 2)
-        usleep(100);
-      g->result[1] = fl_rwsem_up_write(&g->lock);
-      _exit(0);
-    }
-    while (get(&g->step) != 1)
+/* The init of namespace me: 0 takes the write lock, 1 must not pass as
+ * its owner.  */
+static int namespace_init(void *p)
+{
+  struct ns_init_arg *a = p;
+  struct shared *g = a->g;
+  struct timespec t = in_seconds(1);
+
+  if (a->me == 0) {
+    g->result[0] = fl_rwsem_down_write(&g->lock);
+    set(&g->step, 1);
+    while (get(&g->step) != 2)
       usleep(100);
-    g->result[2] = fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
-    g->result[3] = fl_rwsem_up_write(&g->lock);
-    set(&g->step, 2);
-    _exit(0);
+    g->result[1] = fl_rwsem_up_write(&g->lock);
+    return 0;
   }
-  if (waitpid(pid, &status, 0) != pid)
-    _exit(4);
-  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 5);
+  while (get(&g->step) != 1)
+    usleep(100);
+  g->result[2] = fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+  g->result[3] = fl_rwsem_up_write(&g->lock);
+  set(&g->step, 2);
+  return 0;
 }
 
 START_TEST(owners_in_two_pid_namespaces_differ)
@@ -288,8 +282,10 @@ START_TEST(owners_in_two_pid_namespaces_differ)
   for (k = 0; k < 2; k++) {
     pid[k] = fork();
     ck_assert_int_ge(pid[k], 0);
-    if (pid[k] == 0)
-      namespace_init(g, k);
+    if (pid[k] == 0) {
+      struct ns_init_arg a = { g, k };
+      fl_test_namespace_init(namespace_init, &a, NULL);
+    }
   }
   for (k = 0; k < 2; k++)
     ck_assert_int_eq(waitpid(pid[k], &status[k], 0), pid[k]);
