@@ -25,27 +25,37 @@ EXTRA_DIST += fastlock-pthread.pc.in
 # a TSan program runs the drop-in differently (src/pthread/tsan.c:
 # tests/test-pthread-tsan.sh).  The drop-in
 # under helgrind and drd is tests/test-pthread-valgrind.sh.
+# -no-install: real executables that find the drop-in through their
+# run path, so that a runner (the i686 loader of check-cross's i686-dropin
+# build) can start them, where a libtool wrapper script could not be.
 fl_pthread_tests =
 fl_pthread_test_ldadd = libfastlock-pthread.la tests/libfl-check.la $(CHECK_LIBS)
+fl_pthread_test_ldflags = -no-install
 fl_pthread_test_common = tests/pthread-check.c tests/pthread-check.h
 fl_pthread_tests += tests/test-pthread-mutex
 tests_test_pthread_mutex_SOURCES = tests/test-pthread-mutex.c $(fl_pthread_test_common)
 tests_test_pthread_mutex_LDADD = $(fl_pthread_test_ldadd)
+tests_test_pthread_mutex_LDFLAGS = $(fl_pthread_test_ldflags)
 fl_pthread_tests += tests/test-pthread-cond
 tests_test_pthread_cond_SOURCES = tests/test-pthread-cond.c $(fl_pthread_test_common)
 tests_test_pthread_cond_LDADD = $(fl_pthread_test_ldadd)
+tests_test_pthread_cond_LDFLAGS = $(fl_pthread_test_ldflags)
 fl_pthread_tests += tests/test-pthread-rwlock
 tests_test_pthread_rwlock_SOURCES = tests/test-pthread-rwlock.c $(fl_pthread_test_common)
 tests_test_pthread_rwlock_LDADD = $(fl_pthread_test_ldadd)
+tests_test_pthread_rwlock_LDFLAGS = $(fl_pthread_test_ldflags)
 fl_pthread_tests += tests/test-pthread-sem
 tests_test_pthread_sem_SOURCES = tests/test-pthread-sem.c $(fl_pthread_test_common)
 tests_test_pthread_sem_LDADD = $(fl_pthread_test_ldadd)
+tests_test_pthread_sem_LDFLAGS = $(fl_pthread_test_ldflags)
 fl_pthread_tests += tests/test-pthread-spin
 tests_test_pthread_spin_SOURCES = tests/test-pthread-spin.c $(fl_pthread_test_common)
 tests_test_pthread_spin_LDADD = $(fl_pthread_test_ldadd)
+tests_test_pthread_spin_LDFLAGS = $(fl_pthread_test_ldflags)
 fl_pthread_tests += tests/test-pthread-nomalloc
 tests_test_pthread_nomalloc_SOURCES = tests/test-pthread-nomalloc.c $(fl_pthread_test_common)
 tests_test_pthread_nomalloc_LDADD = $(fl_pthread_test_ldadd)
+tests_test_pthread_nomalloc_LDFLAGS = $(fl_pthread_test_ldflags)
 
 # fastlock-run: LD_PRELOAD the installed drop-in into a command.
 bin_SCRIPTS = fastlock-run
@@ -111,7 +121,9 @@ check_PROGRAMS += $(fl_pthread_tests)
 # Natively only: under qemu-user (check-cross) the kernel's robust list
 # is not emulated (set_robust_list is ENOSYS there) and the emulator's
 # loader resolves the tests' bindings in its own way, so those runs would test
-# the emulator.  The drop-in is still built for every arch.
+# the emulator.  The drop-in is still built for every arch, and where the
+# kernel executes 32-bit x86 programs check-cross's i686-dropin build (a
+# shared i686 build) runs these tests on the i686 drop-in, natively.
 if !FL_CROSS
 TESTS += $(fl_pthread_tests)
 endif
