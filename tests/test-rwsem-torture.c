@@ -289,9 +289,9 @@ END_TEST
 /* The negative control: the same torture against a lock that lets
  * writers in with readers must report violations.  Whether a writer and
  * a reader overlap is the scheduler's doing: on a loaded 2-CPU machine
- * under an emulator one run can pass without an overlap (CI saw it once
- * on i686), so the control runs again, up to BROKEN_TRIES times, until
- * one does.  Checks that cannot fail still fail it every time.  */
+ * one run can pass without an overlap (CI saw it once, in check-cross's
+ * i686 build), so the control runs again, up to BROKEN_TRIES times,
+ * until one does.  Checks that cannot fail still fail it every time.  */
 #define BROKEN_TRIES 10
 
 START_TEST(torture_sees_a_broken_lock)
