@@ -127,6 +127,74 @@ START_TEST(errors)
 }
 END_TEST
 
+static void *trywr_then_unlock(void *p)
+{
+  int rc = pthread_rwlock_trywrlock(p);
+  if (rc == 0)
+    rc = pthread_rwlock_unlock(p);
+  return (void *)(intptr_t)rc;
+}
+
+/* Write-lock a with the call numbered how, read-lock and release b in
+ * between, release a; each release must be the one the thread made, so
+ * that another thread can then take either lock for writing.  */
+static void write_around_a_read(pthread_rwlock_t *a, pthread_rwlock_t *b,
+                                int how)
+{
+  struct timespec d = pt_after_ms(CLOCK_MONOTONIC, 1000);
+  struct timespec r = pt_after_ms(CLOCK_REALTIME, 1000);
+  int rc = how == 0   ? pthread_rwlock_wrlock(a)
+           : how == 1 ? pthread_rwlock_trywrlock(a)
+           : how == 2 ? pthread_rwlock_timedwrlock(a, &r)
+                      : pthread_rwlock_clockwrlock(a, CLOCK_MONOTONIC, &d);
+
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(pthread_rwlock_rdlock(b), 0);
+  ck_assert_int_eq(pthread_rwlock_unlock(b), 0);
+  ck_assert_int_eq(pt_in_thread(trywr_then_unlock, b), 0);
+  ck_assert_int_eq(pt_in_thread(trywr_then_unlock, a), EBUSY);
+  ck_assert_int_eq(pthread_rwlock_unlock(a), 0);
+  ck_assert_int_eq(pt_in_thread(trywr_then_unlock, a), 0);
+}
+
+/* pthread_rwlock_unlock tells a read unlock from a write unlock by what
+ * the thread holds (rwlock.c counts its write locks): after each of the
+ * four write-acquiring calls, with a read lock on another lock taken and
+ * released inside, in either order, and in a child of fork (the
+ * pthread_atfork idiom: the write lock held across fork is released in
+ * parent and child).  */
+START_TEST(unlock_tells_read_from_write)
+{
+  pthread_rwlock_t a = PTHREAD_RWLOCK_INITIALIZER,
+                   b = PTHREAD_RWLOCK_INITIALIZER;
+  pid_t pid;
+  int how, status;
+
+  for (how = 0; how < 4; how++) {
+    write_around_a_read(&a, &b, how);
+    write_around_a_read(&b, &a, how);
+  }
+  ck_assert_int_eq(pthread_rwlock_rdlock(&b), 0);
+  ck_assert_int_eq(pthread_rwlock_wrlock(&a), 0);
+  ck_assert_int_eq(pthread_rwlock_unlock(&a), 0);
+  ck_assert_int_eq(pthread_rwlock_unlock(&b), 0);
+  ck_assert_int_eq(pthread_rwlock_unlock(&b), EPERM);
+  ck_assert_int_eq(pt_in_thread(trywr_then_unlock, &a), 0);
+  ck_assert_int_eq(pt_in_thread(trywr_then_unlock, &b), 0);
+
+  ck_assert_int_eq(pthread_rwlock_wrlock(&a), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0)
+    _exit(pthread_rwlock_unlock(&a) != 0 || pthread_rwlock_trywrlock(&a) != 0
+          || pthread_rwlock_unlock(&a) != 0);
+  ck_assert_int_eq(pthread_rwlock_unlock(&a), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ck_assert_int_eq(pt_in_thread(trywr_then_unlock, &a), 0);
+}
+END_TEST
+
 /* EAGAIN: the rwsem's reader limit.  */
 START_TEST(too_many_readers_is_eagain)
 {
@@ -293,6 +361,7 @@ static Suite *suite(void)
   tcase_add_test(tc, every_function_is_the_drop_in);
   tcase_add_test(tc, readers_share_writers_exclude);
   tcase_add_test(tc, errors);
+  tcase_add_test(tc, unlock_tells_read_from_write);
   tcase_add_test(tc, too_many_readers_is_eagain);
   tcase_add_test(tc, kinds_map_to_rwsem_modes);
 #if __SIZEOF_POINTER__ == 8

@@ -18,6 +18,24 @@ static struct fl_prwlock *fl_prw(pthread_rwlock_t *l)
   return (struct fl_prwlock *)(void *)l;
 }
 
+/* How many drop-in rwlocks this thread holds for writing.  While it is 0
+ * an unlock can only be a read unlock (or an error up_read reports), and
+ * takes the read path without looking at the lock first: under
+ * contention, a load of the lock's line just before the release's locked
+ * instruction can cost the line a second trip between CPUs (the rwsem
+ * table's rwsem-rw, README).  Only this thread reads or writes it.  A
+ * child of fork inherits the forking thread's count, and with it the
+ * write locks that thread held (FORK in fl_rwsem(3)).  */
+static __thread uint32_t write_locks_held
+    __attribute__((tls_model("initial-exec")));
+
+static int counted_write(int rc)
+{
+  if (rc == 0)
+    write_locks_held++;
+  return rc;
+}
+
 #if FL_PRW_HAS_KIND
 /* First use of a statically initialised lock: give the rwsem the kind
  * the _NP initializer wrote.  One thread sets the mode while the others
@@ -126,39 +144,42 @@ FL_PT_API int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
 
 FL_PT_API int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
-  return fl_rwsem_down_write(sem_of(l));
+  return counted_write(fl_rwsem_down_write(sem_of(l)));
 }
 
 FL_PT_API int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
-  return fl_rwsem_down_write_trylock(sem_of(l));
+  return counted_write(fl_rwsem_down_write_trylock(sem_of(l)));
 }
 
 FL_PT_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *l,
                                          const struct timespec *abstime)
 {
-  return fl_rwsem_down_write_timed(sem_of(l), CLOCK_REALTIME, abstime);
+  return counted_write(
+      fl_rwsem_down_write_timed(sem_of(l), CLOCK_REALTIME, abstime));
 }
 
 FL_PT_API int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
                                          const struct timespec *abstime)
 {
-  return fl_rwsem_down_write_timed(sem_of(l), clock, abstime);
+  return counted_write(fl_rwsem_down_write_timed(sem_of(l), clock, abstime));
 }
 
-/* Read or write unlock?  Without WRITER in the count word nobody holds
- * the lock for writing, so this is a read unlock (fl_rwsem_up_read says
- * EPERM if we hold nothing): one load, and no call, while the lock is
- * held, on the readers' path.  With WRITER, ask whose it is: a reader can
- * see it too (a writer took WRITER and waits for the READ_BIAS table to
- * drain).  Relaxed: a thread that holds the write lock set WRITER itself,
- * and nobody else clears it while it holds.  */
+/* Read or write unlock?  A thread that holds no drop-in rwlock for
+ * writing can only be read-unlocking (write_locks_held, above): no look at
+ * the lock, no call.  Otherwise, without WRITER in the count word nobody
+ * holds the lock for writing, so this is a read unlock (fl_rwsem_up_read
+ * says EPERM if we hold nothing).  With WRITER, ask whose it is: a reader
+ * can see it too (a writer took WRITER and waits for the READ_BIAS table
+ * to drain).  Relaxed: a thread that holds the write lock set WRITER
+ * itself, and nobody else clears it while it holds.  */
 FL_PT_API int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
   fl_rwsem_t *s = sem_of(l);
 
-  if (!(fl_load_relaxed(&s->count) & FL_RWSEM_WRITER))
+  if (write_locks_held == 0 || !(fl_load_relaxed(&s->count) & FL_RWSEM_WRITER)
+      || !fl_rwsem_write_held_by_me(s))
     return fl_rwsem_up_read(s);
-  return fl_rwsem_write_held_by_me(s) ? fl_rwsem_up_write(s)
-                                      : fl_rwsem_up_read(s);
+  write_locks_held--;
+  return fl_rwsem_up_write(s);
 }
