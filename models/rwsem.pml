@@ -45,6 +45,13 @@
  *                  FUTEX_WAKE woke no writer (the C before 2026-12-01
  *                  afternoon), so a writer awake in its slowpath loses
  *                  its claim to the readers arriving, again and again.
+ *   BUG_T9_KEEPS_RWAIT  negative control for a clean idle word: T9 takes
+ *                  WPEND and RTURN down but leaves RWAIT up (the C before
+ *                  2026-12-04), so a reader gets in under its own stale
+ *                  RWAIT, the next writer's release turns it into a
+ *                  readers' turn nobody enters, and the lock, unused,
+ *                  keeps RTURN (fl_rwsem_destroy said EBUSY; the next
+ *                  writer waited out the lease).
  */
 
 /* The count word.  The C puts READER at bit 14 and SLOW at bit 31; the
@@ -60,6 +67,26 @@
 #define RMASK   448          /* readers field: bits 6..8 */
 #define SLOW    512
 #define FLAGS   (WPEND|RTURN|RWAIT)
+
+/* What the word of a lock nobody uses may not hold (every process out of
+ * its calls): a holder or a waiter's flag.  With STRICT_IDLE not even an
+ * empty readers' turn; that holds for one reader and one writer only:
+ * with two of a class, a reader that reads rseq, then sets RWAIT after a
+ * release's T7 and before its bump, takes that bump for its admission
+ * and enters the turn with its RWAIT up, which the next writer's T7 then
+ * turns into a turn nobody enters (it ends by the next waiter's lease).  */
+#ifdef STRICT_IDLE
+#define IDLE_MASK (WRITER|RMASK|FLAGS|SLOW)
+#else
+#define IDLE_MASK (WRITER|RMASK|WPEND|RWAIT)
+#endif
+
+/* The flags T9 takes down: every lease, since it wakes every class.  */
+#ifdef BUG_T9_KEEPS_RWAIT
+#define T9_ENDS (WPEND|RTURN)
+#else
+#define T9_ENDS (WPEND|RTURN|RWAIT)
+#endif
 
 #define NR(c)       (((c) & RMASK) / READER)
 /* Every CAS recomputes SLOW from the flags it leaves (I2).  */
@@ -104,6 +131,10 @@ byte nr, nw;
 byte rph[2], wph[2];
 bool rwaiting[2];
 byte rg[2];
+/* Each process between the start of its call and the end of its
+ * release (its wakes included): while none is, nobody holds or waits,
+ * and the word must be idle.  A process that died stays in its call.  */
+bool rcall[2], wcall[2];
 
 #ifdef BIAS
 bool bias;                   /* the bias word's ON */
@@ -265,14 +296,18 @@ end:
 #ifdef BIAS
       && (!bias || (count & BIASED) != 0)                     /* I6 */
 #endif
+      && (rcall[0] || rcall[1] || wcall[0] || wcall[1]         /* idle */
+          || (count & IDLE_MASK) == 0)
      ) -> assert(false)
   }
 }
 
 /* After a wake of the writers by a leaving writer (T7, T8) that returned
- * n: if it woke none, WPEND was the leaver's own, used up: CAS it off
- * together with RWAIT (while nobody holds the lock) and wake the
- * readers.  */
+ * n: if it woke none, WPEND was the leaver's own, used up: CAS it off,
+ * with RWAIT unless a writer holds the lock (the readers may use it
+ * then), whoever is inside; then bump and wake the writers again (one may
+ * have set WPEND again, unchanged, after the first bump and gone to
+ * sleep on it) and, if RWAIT went, the readers (wake_writers of the C).  */
 inline end_wpend(c, ok, rw, n)
 {
   if
@@ -281,17 +316,17 @@ inline end_wpend(c, ok, rw, n)
      :: d_step {
           c = count;
           if
-          :: (c & WPEND) && !(c & WRITER) && NR(c) == 0 -> rw = ((c & RWAIT) != 0)
+          :: (c & WPEND) -> rw = ((c & RWAIT) && !(c & WRITER))
           :: else -> c = 0
           fi
         };
         if
         :: c == 0 -> break
         :: else ->
-           cas(c, WITHSLOW(c & ~(WPEND|RWAIT)), ok);
+           cas(c, WITHSLOW(c & ~(WPEND | (rw -> RWAIT : 0))), ok);
            if
            :: ok ->
-              ok = false;
+              ok = false; bump_wseq(); wake_writers(n);
               if
               :: rw -> rw = false; bump_rseq(); wake_readers(n)
               :: else -> skip
@@ -380,7 +415,7 @@ proctype reader(byte i)
   ::
 #ifdef BIAS
      if
-     :: d_step { rph[i] = 1; slot[i] = true };   /* down_read through the table */
+     :: d_step { rcall[i] = true; rph[i] = 1; slot[i] = true };   /* down_read through the table */
         if
         :: d_step { bias -> intable = true; nr++; rph[i] = 2 }; goto holding
         :: d_step { !bias -> slot[i] = false }
@@ -389,7 +424,7 @@ proctype reader(byte i)
      fi;
 #endif
      atomic {
-       rph[i] = 1;
+       rcall[i] = true; rph[i] = 1;
        ok = ((count & (WRITER|WPEND)) == 0);
 T1:    count = count + READER;
        if
@@ -415,7 +450,7 @@ T2:          if
         :: d_step {
              T9_READER(c) ->
 T9:          if
-             :: count == c -> count = WITHSLOW(c & ~(WPEND|RTURN)); ww = true
+             :: count == c -> count = WITHSLOW(c & ~T9_ENDS); ww = true
              :: else -> skip
              fi;
              c = 0; polled = false
@@ -465,14 +500,14 @@ holding:
      :: true -> skip
      fi;
      if
-     :: d_step { intable -> nr--; rph[i] = 0; slot[i] = false; intable = false }
+     :: d_step { intable -> nr--; rph[i] = 0; slot[i] = false; intable = false; rcall[i] = false }
      :: else ->
 #endif
         atomic { nr--; rph[i] = 0 };
 leave:  up_read(c, ok, rw, ww, n);
         if
         :: undo -> undo = false; goto slow
-        :: else -> skip
+        :: else -> rcall[i] = false
         fi
 #ifdef BIAS
      fi
@@ -517,7 +552,7 @@ inline up_write(c, ok, rw, ww, n)
      :: d_step {
           c = count;
           if
-          :: (c & WRITER) || NR(c) > 0 || !(c & (RWAIT|WPEND)) -> c = 0
+          :: (c & WRITER) || !(c & (RWAIT|WPEND)) -> c = 0
           :: else -> skip
           fi
         };
@@ -587,6 +622,7 @@ proctype writer(byte i; bool timed)
 
   do
   :: d_step {                            /* fastpath: cmpxchg 0 -> WRITER */
+       wcall[i] = true;
        if
        :: count == 0 -> count = WRITER; nw++; wph[i] = 2
        :: else -> wph[i] = 1
@@ -629,7 +665,7 @@ T5:          if
         :: d_step {
              (c & RTURN) && !(c & WRITER) && NR(c) == 0 && LEASE_OK ->
 T9:          if
-             :: count == c -> count = WITHSLOW(c & ~(RTURN|WPEND)); moved = true
+             :: count == c -> count = WITHSLOW(c & ~T9_ENDS); moved = true
              :: else -> skip
              fi;
              c = 0; g = 0; polled = false
@@ -667,14 +703,15 @@ T6:          if
 #endif
            if
            :: d_step { timedout -> moved = false; g = 0 };
-              /* T10: my WPEND may be the only one: clear it, wake
-               * both classes (live writers set it again).  */
+              /* T10: my WPEND may be the only one: clear it, and
+               * RWAIT unless a writer holds (as the C), wake both
+               * classes (live waiters set their flag again).  */
               do
               :: d_step { c = count; if :: !(c & WPEND) -> c = 0 :: else -> skip fi };
                  if
                  :: c == 0 -> break
                  :: else ->
-T10:                   cas(c, WITHSLOW(c & ~WPEND), ok);
+T10:                   cas(c, WITHSLOW(c & ~(WPEND | ((c & WRITER) -> 0 : RWAIT))), ok);
                     if :: ok -> ok = false; break :: else -> skip fi
                  fi
               od;
@@ -689,7 +726,7 @@ T10:                   cas(c, WITHSLOW(c & ~WPEND), ok);
      od;
      up_write(c, ok, rw, ww, n);
 next:
-     skip
+     wcall[i] = false
   od;
 died:
   atomic { wph[i] = 0; c = 0; g = 0 }

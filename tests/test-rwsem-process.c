@@ -12,6 +12,7 @@
 
 #include <fastlock/rwsem.h>
 
+#include "rwsem/rwsem-internal.h"
 #include "sys/clock.h"
 
 #include "fl-check.h"
@@ -239,6 +240,54 @@ START_TEST(timed_calls_survive_a_stopped_process)
 }
 END_TEST
 
+static int writer_flag_up(struct shared *g)
+{
+  return (get(&g->lock.count) & FL_RWSEM_WPEND) != 0;
+}
+
+/* Defect (found by check-cross under qemu-ppc: fastlock-bench's destroy
+ * said EBUSY after its threads had joined): a reader's lease (T9) took
+ * WPEND down but left its own RWAIT up, so it got in under it; a writer
+ * that came while it was inside kept it, and that writer's release
+ * turned it into a readers' turn nobody entered.  The lock, unused, kept
+ * RTURN: destroy said EBUSY and the next writer waited out a lease.  The
+ * writer here is a child stopped (SIGSTOP) while the reader's lease runs
+ * out, so the interleaving is forced, not hoped for.  Fair mode only:
+ * the preferences take other paths (no lease for a reader that prefers
+ * itself; no readers' turn while a writer that is preferred waits).  */
+START_TEST(reader_lease_leaves_no_stale_turn)
+{
+  struct shared *g = shared_new(FL_PSHARED);
+  pid_t pid;
+  int status;
+
+  ck_assert_int_eq(fl_rwsem_down_read(&g->lock), 0);
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (fl_rwsem_down_write(&g->lock) != 0 || fl_rwsem_up_write(&g->lock) != 0)
+      _exit(1);
+    _exit(0);
+  }
+  wait_until(g, writer_flag_up, "the writer never waited");
+  ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+  ck_assert_int_eq(waitpid(pid, &status, WUNTRACED), pid);
+  /* The last reader leaves: WPEND stays, the stopped writer's claim.  */
+  ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+  /* Blocked by WPEND alone, this reader sleeps on its lease, takes the
+   * flags down (T9) and gets in: with its RWAIT gone too.  */
+  ck_assert_int_eq(fl_rwsem_down_read(&g->lock), 0);
+  ck_assert_int_eq(get(&g->lock.count) & FL_RWSEM_RWAIT, 0);
+  ck_assert_int_eq(kill(pid, SIGCONT), 0);
+  wait_until(g, writer_flag_up, "the writer never waited again");
+  ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ck_assert_int_eq(get(&g->lock.count), FL_RWSEM_SHARED);
+  shared_free(g);
+}
+END_TEST
+
 /* Defect: owners were told apart by TID alone, and TIDs repeat across PID
  * namespaces.  Two children each unshare a PID namespace and fork its
  * init (PID 1 in both); the first takes the write lock, the second must
@@ -425,6 +474,7 @@ static Suite *process_suite(void)
   tcase_add_loop_test(tc, killed_waiter_blocks_nobody, 0, 4 * NPMODES);
   tcase_add_loop_test(tc, killed_writer_does_not_stop_readers, 0, NPMODES);
   tcase_add_loop_test(tc, timed_calls_survive_a_stopped_process, 0, NPMODES);
+  tcase_add_test(tc, reader_lease_leaves_no_stale_turn);
   tcase_add_test(tc, owners_in_two_pid_namespaces_differ);
   tcase_add_test(tc, atfork_idiom_releases_in_both);
   tcase_add_loop_test(tc, robust_dead_writer_is_detected, 0, 4);

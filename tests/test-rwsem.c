@@ -940,6 +940,31 @@ START_TEST(destroy_refuses_a_busy_lock)
 }
 END_TEST
 
+/* A readers' turn whose readers timed out or died before they entered
+ * is neither a holder nor a waiter: destroy takes the lock, and the next
+ * writer ends the turn by its lease (T9) and leaves the word idle.  The
+ * turn is set by hand: the race that leaves one (a timed reader's
+ * deadline passing between the release that admits it and its entry) is
+ * a few instructions wide.  */
+START_TEST(an_abandoned_turn_is_not_busy)
+{
+  fl_rwsem_t s;
+  unsigned mode = modes[_i];
+  int32_t turn = idle_count(mode) | FL_RWSEM_RTURN | FL_RWSEM_SLOW;
+
+  fl_store_relaxed(&fl_rwsem_turn_lease_us, 2000); /* as shipped */
+  init_mode(&s, mode);
+  fl_store_relaxed(&s.count, turn);
+  ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+  init_mode(&s, mode);
+  fl_store_relaxed(&s.count, turn);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  ck_assert_int_eq(count_of(&s) & (FL_RWSEM_RTURN | FL_RWSEM_SLOW), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  done_with(&s);
+}
+END_TEST
+
 /* READ_BIAS: a reader holds the lock without writing a word of it.  */
 START_TEST(biased_readers_leave_the_lock_alone)
 {
@@ -1173,6 +1198,7 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tt, timeout_leaves_lock_as_it_was, 0, 2 * NMODES);
   tcase_add_loop_test(tt, timed_waiter_gets_the_lock, 0, 2 * NMODES);
   tcase_add_loop_test(tt, destroy_refuses_a_busy_lock, 0, NMODES);
+  tcase_add_loop_test(tt, an_abandoned_turn_is_not_busy, 0, NMODES);
   tcase_add_loop_test(tt, biased_readers_leave_the_lock_alone, 0, 2);
   tcase_add_test(tt, writer_revokes_the_bias_and_it_comes_back);
   tcase_add_test(tt, queued_writer_closes_the_bias);

@@ -68,7 +68,8 @@
  *                             facing WPEND without WRITER; or an
  *                             FL_PSHARED poll) and that finds the
  *                             very word it went to sleep on, with R = 0
- *                             and no WRITER: CAS clear WPEND and RTURN,
+ *                             and no WRITER: CAS clear WPEND, RTURN and
+ *                             RWAIT (every lease: it wakes every class),
  *                             bump both sequences, wake everybody
  *   T10 timed waiter gives up a writer: CAS clear WPEND (and RWAIT
  *                             unless WRITER), bump both sequences, wake
@@ -437,11 +438,19 @@ static void writer_gone(fl_rwsem_t *s)
   }
 }
 
-/* T9: a waiter's lease ran out on word c, and the word is still c.  */
+/* T9: a waiter's lease ran out on word c, and the word is still c.
+ * RWAIT goes too: the lock is free and every class is woken, so the
+ * readers asleep may use it, and those still blocked set it again.
+ * Left up, a reader got in under its own RWAIT; a writer that came while
+ * it was inside kept it (T4 keeps the flags while WPEND is up), and that
+ * writer's release (T7) turned it into a readers' turn that no reader
+ * entered: an unused lock kept RTURN, so fl_rwsem_destroy said EBUSY
+ * and the next writer waited out a lease (the model's
+ * BUG_T9_KEEPS_RWAIT).  */
 static void lease_expired(fl_rwsem_t *s, int32_t c)
 {
   if (READERS(c) != 0 || (c & WRITER) || !(c & (WPEND | RTURN))
-      || !cas(s, &c, with_slow(c & ~(WPEND | RTURN))))
+      || !cas(s, &c, with_slow(c & ~FLAGS)))
     return;
   wake_all(s, &s->wseq);
   wake_all(s, &s->rseq);
@@ -857,11 +866,15 @@ int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
   return 0;
 }
 
+/* Busy: held, or a waiter's flag (WPEND, RWAIT) up.  A readers' turn
+ * with nobody inside is neither: it outlives the readers it was given to
+ * when they time out or die before entering, and ends by the next
+ * waiter's lease (T9).  */
 int fl_rwsem_destroy_raw(fl_rwsem_t *s)
 {
   if (lost(s))
     return 0;
-  if ((fl_load_relaxed(&s->count) & ~(BIASED | SHARED)) != 0
+  if ((fl_load_relaxed(&s->count) & ~(BIASED | SHARED | RTURN | SLOW)) != 0
       || ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE)
           && fl_rwsem_bias_readers(s)))
     return EBUSY;
