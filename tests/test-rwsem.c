@@ -940,12 +940,13 @@ START_TEST(destroy_refuses_a_busy_lock)
 }
 END_TEST
 
-/* A readers' turn whose readers timed out or died before they entered
- * is neither a holder nor a waiter: destroy takes the lock, and the next
- * writer ends the turn by its lease (T9) and leaves the word idle.  The
- * turn is set by hand: the race that leaves one (a timed reader's
- * deadline passing between the release that admits it and its entry) is
- * a few instructions wide.  */
+/* A readers' turn that no reader enters is neither a holder nor a
+ * waiter: destroy takes the lock, and the next writer ends the turn by
+ * its lease (T9) and leaves the word idle.  The turn is set by hand: the
+ * races that leave one (a timed reader's deadline passing between the
+ * release that admits it and its entry; a reader that sets RWAIT between
+ * a release's T7 and its bump, doc/models.md) are a few instructions
+ * wide.  */
 START_TEST(an_abandoned_turn_is_not_busy)
 {
   fl_rwsem_t s;

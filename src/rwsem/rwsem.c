@@ -868,8 +868,9 @@ int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
 
 /* Busy: held, or a waiter's flag (WPEND, RWAIT) up.  A readers' turn
  * with nobody inside is neither: it outlives the readers it was given to
- * when they time out or die before entering, and ends by the next
- * waiter's lease (T9).  */
+ * when they time out or die before entering, or was made of a reader's
+ * RWAIT that outlived its wait (doc/models.md: an empty readers' turn),
+ * and it ends by the next waiter's lease (T9) or reader.  */
 int fl_rwsem_destroy_raw(fl_rwsem_t *s)
 {
   if (lost(s))
