@@ -546,6 +546,7 @@ START_TEST(leaving_writer_hands_over_per_mode)
   pthread_t tr, tw;
   unsigned mode = modes[_i];
   int readers_first = !(mode & FL_RWSEM_PREFER_WRITER);
+  int32_t lease = fl_load_relaxed(&fl_rwsem_turn_lease_us);
 
   fl_store_relaxed(&fl_rwsem_turn_lease_us, INT32_MAX);
   init_mode(&s, mode);
@@ -569,6 +570,7 @@ START_TEST(leaving_writer_hands_over_per_mode)
     ck_assert_int_eq(job_result(&r), 0);
     finish_job(tr, &r);
   }
+  fl_store_relaxed(&fl_rwsem_turn_lease_us, lease); /* CK_FORK=no */
   done_with(&s);
 }
 END_TEST
@@ -953,7 +955,6 @@ START_TEST(an_abandoned_turn_is_not_busy)
   unsigned mode = modes[_i];
   int32_t turn = idle_count(mode) | FL_RWSEM_RTURN | FL_RWSEM_SLOW;
 
-  fl_store_relaxed(&fl_rwsem_turn_lease_us, 2000); /* as shipped */
   init_mode(&s, mode);
   fl_store_relaxed(&s.count, turn);
   ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
