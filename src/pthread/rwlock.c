@@ -75,16 +75,27 @@ static void apply_static_kind(struct fl_prwlock *pl)
 }
 #endif
 
+/* Whether this CPU has PREFETCHW (fl_cpu_has_prefetch_write), found as
+ * the library loads, before the program's threads exist.  A lock taken
+ * in an earlier constructor goes without the hint: it is only a hint.  */
+static int prefetch_ok;
+
+__attribute__((constructor)) static void probe_prefetch(void)
+{
+  prefetch_ok = fl_cpu_has_prefetch_write();
+}
+
 /* Every entry point comes here first, and goes on to read the lock's
  * words (READY, the bias word) before its locked instruction on the count
  * word: so the line is asked for, for writing, before those reads
  * (fl_cpu_prefetch_write; measured on x86-64 in README's drop-in
  * section).  */
-static fl_rwsem_t *sem_of(pthread_rwlock_t *l)
+static inline fl_rwsem_t *sem_of(pthread_rwlock_t *l)
 {
   struct fl_prwlock *pl = fl_prw(l);
 
-  fl_cpu_prefetch_write(pl);
+  if (prefetch_ok)
+    fl_cpu_prefetch_write(pl);
 #if FL_PRW_HAS_KIND
   /* Acquire: pairs with the release of READY.  */
   if (__builtin_expect(fl_load_acquire(&pl->ready) != FL_PRW_READY, 0))

@@ -1,6 +1,7 @@
 /* src/sys/cpu.h: what a spin loop and a benchmark ask of the CPU itself.
  *
- * fl_cpu_relax() (the spin-wait hint, also a compiler barrier) and
+ * fl_cpu_relax() (the spin-wait hint, also a compiler barrier),
+ * fl_cpu_prefetch_write() (a hint before a locked instruction) and
  * fl_cycles() (a cheap monotonic tick counter, FL_CYCLES_NAME saying what
  * it counts) come from the arch header of the CPU the compiler targets,
  * through <fastlock/arch/atomic.h>.  Where the arch has no cycle counter
@@ -16,6 +17,10 @@
 
 #include "sys/clock.h"
 
+#if defined(__x86_64__)
+# include <cpuid.h>
+#endif
+
 #ifndef fl_cycles
 static inline uint64_t fl_cycles(void)
 {
@@ -30,15 +35,30 @@ static inline uint64_t fl_cycles(void)
  * line and then makes a locked read-modify-write on it: under contention
  * the read alone fetches the line shared and the locked instruction then
  * fetches it again, for ownership; asking for ownership first makes it
- * one trip.  A hint: it changes no value and orders nothing.  Every
- * x86-64 CPU decodes it (those without the PRFCHW feature bit as a NOP).
- * Not for a spin loop, where it would take the line from its holder.  */
+ * one trip.  A hint: it changes no value and orders nothing.  Only where
+ * fl_cpu_has_prefetch_write() said yes: older 64-bit Intel CPUs lack the
+ * instruction, and the manuals do not say they ignore it.  Not for a
+ * spin loop, where it would take the line from its holder.  */
 static inline void fl_cpu_prefetch_write(const void *p)
 {
 #if defined(__x86_64__)
   __asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)p));
 #else
   (void)p;
+#endif
+}
+
+/* Does this CPU have fl_cpu_prefetch_write (CPUID 0x80000001, ECX bit 8,
+ * PRFCHW: AMD's 3DNowPrefetch, Intel's since Broadwell)?  A CPUID: ask
+ * once.  */
+static inline int fl_cpu_has_prefetch_write(void)
+{
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+
+  return __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & bit_PRFCHW) != 0;
+#else
+  return 0;
 #endif
 }
 
