@@ -1,10 +1,10 @@
 /* src/sys/cpu.h: what a spin loop and a benchmark ask of the CPU itself.
  *
- * fl_cpu_relax() (the spin-wait hint, also a compiler barrier),
- * fl_cpu_prefetch_write() (a hint before a locked instruction) and
+ * fl_cpu_relax() (the spin-wait hint, also a compiler barrier) and
  * fl_cycles() (a cheap monotonic tick counter, FL_CYCLES_NAME saying what
  * it counts) come from the arch header of the CPU the compiler targets,
- * through <fastlock/arch/atomic.h>.  Where the arch has no cycle counter
+ * through <fastlock/arch/atomic.h>; fl_cpu_prefetch_write() (a hint
+ * before a locked instruction, x86-64 only) is here, internal.  Where the arch has no cycle counter
  * a program may read, it is the monotonic clock in nanoseconds.  Ticks
  * are CPU cycles only on older x86 and ia64; the benchmark calibrates
  * them against CLOCK_MONOTONIC and prints the rate.  */
