@@ -94,7 +94,7 @@ static inline fl_rwsem_t *sem_of(pthread_rwlock_t *l)
 {
   struct fl_prwlock *pl = fl_prw(l);
 
-  if (prefetch_ok)
+  if (FL_CPU_PREFETCH_WRITE && prefetch_ok)
     fl_cpu_prefetch_write(pl);
 #if FL_PRW_HAS_KIND
   /* Acquire: pairs with the release of READY.  */
