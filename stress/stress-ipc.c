@@ -596,6 +596,10 @@ static void account(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
   fl_ipc_obj_t rep[FL_IPC_REPORT_MAX];
   uint32_t n = 0, i, owned = 0;
   int obj, rc, found = 0;
+  /* Killed inside a wait: a mutex it waited for and owned when it died
+   * may have been granted with EOWNERDEAD that it did not live to record,
+   * whether or not the wait slot tells the grant (below).  */
+  int in_wait = phase == 1;
 
   /* Phase 3 releases in order: the first object still marked may have
    * been released already.  */
@@ -641,7 +645,7 @@ static void account(fl_ipc_t *r, const fl_ipc_obj_t *o, struct ledger *l,
         continue;
       }
       t->abandons[obj]++;
-      if (phase == 1 && (want & bit))
+      if (in_wait && (want & bit))
         t->unrecorded[obj]++; /* got it, perhaps EOWNERDEAD, unrecorded */
       else if (!(held & bit))
         violation(l, &l->violations,
