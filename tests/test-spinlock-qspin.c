@@ -4,8 +4,7 @@
  * and the queue; a queued waiter that is not running taken out of the
  * queue by the holder that would make it the head (a phantom node nobody
  * spins on, in the middle and at the tail, and a real waiter stopped in a
- * signal handler, which must queue again when it resumes, and a head
- * passed over so, which must queue again while the lock stays held); a signal
+ * signal handler, which must queue again when it resumes); a signal
  * handler that queues on a second lock while its thread waits in the
  * first one's queue, on its thread's next node; a head that never takes
  * the lock, which the waiter behind it must take from it; a
@@ -321,56 +320,6 @@ START_TEST(preempted_waiter_queues_again)
 }
 END_TEST
 
-/* The pending bit of l is set.  */
-static int pending_seen(void *p)
-{
-  return (word_of(p) & FL_QSPIN_PENDING) != 0;
-}
-
-/* A head passed over while it was stopped (fl_test_park), that resumes
- * while the lock stays held, queues again at once: it must not wait to
- * see the lock free, which a thread that keeps taking it (by the
- * fastpath, the queue being empty) could keep it from ever seeing.
- * Until 2026-12-05 the head looked at its node only when the word showed
- * the lock free, and this test hung (models/qspinlock.pml's progress
- * check).  */
-START_TEST(passed_over_head_queues_again)
-{
-  static fl_qspinlock_t l;
-  struct waiter pend = { .lock = &l, .rc = -1 };
-  struct waiter head = pend, behind = pend;
-  struct linked link;
-  int32_t head_code;
-
-  ck_assert_int_eq(fl_qspin_init(&l, 0), 0);
-  ck_assert_int_eq(fl_qspin_lock(&l), 0);
-  start_waiter(&pend, 1);
-  head_code = start_waiter(&head, 0);
-  link = (struct linked){ head_code, 0 };
-  link.code = start_waiter(&behind, 0);
-  fl_test_wait_until(is_linked, &link);
-  fl_test_park(head.thread);
-  usleep(20000);
-
-  /* The pending waiter takes the lock and leaves it; the head, stopped,
-   * lets it sit; the waiter behind takes it and passes the head over.  */
-  ck_assert_int_eq(fl_qspin_unlock(&l), 0);
-  fl_test_wait_until(fl_test_flag_set, &behind.done);
-  ck_assert_int_eq(fl_load_acquire(&fl_qnode_of(head_code)->state),
-                   FL_QNODE_GONE);
-
-  /* Held for good, by the fastpath: the head, resumed, becomes the
-   * pending waiter of the held lock.  */
-  ck_assert_int_eq(fl_qspin_lock(&l), 0);
-  fl_test_unpark();
-  fl_test_wait_until(pending_seen, &l);
-  ck_assert_int_eq(fl_load_acquire(&head.done), 0);
-  ck_assert_int_eq(fl_qspin_unlock(&l), 0);
-  join_waiters((struct waiter *[]){ &pend, &head, &behind }, 3);
-  destroy_free(&l);
-}
-END_TEST
-
 /* Wait until l shows a queue, and return its tail.  */
 static int32_t queue_seen(fl_qspinlock_t *l)
 {
@@ -583,12 +532,10 @@ static Suite *qspin_suite(void)
 
   tcase_add_test(threads, fifo_order);
   tcase_add_loop_test(threads, phantom_is_taken_out, 0, 2);
-  if (fl_test_signals_reach_waiters(
-          "preempted_waiter_queues_again, signal_handler_queues_on_another_lock "
-          "and passed_over_head_queues_again")) {
+  if (fl_test_signals_reach_waiters("preempted_waiter_queues_again and "
+                                    "signal_handler_queues_on_another_lock")) {
     tcase_add_test(threads, preempted_waiter_queues_again);
     tcase_add_test(threads, signal_handler_queues_on_another_lock);
-    tcase_add_test(threads, passed_over_head_queues_again);
   }
   tcase_add_test(threads, waiter_takes_lock_from_absent_head);
   tcase_add_test(threads, no_node_left);
