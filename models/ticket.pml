@@ -13,18 +13,20 @@
  * Switch BUG_PASS_NO_PENDING (negative control): the pass-over moves owner
  * on without PENDING, so the next ticket's waiter never sees its grant.
  *
- * Switch PROGRESS: the progress check, the LTL properties t0_enters ..
- * t2_enters (a waiting thread eventually holds the lock), searched under
- * weak fairness.  It needs patience to mean what the C's does: a running
+ * Switch PROGRESS: the progress check, the LTL property someone_enters
+ * (while a thread waits, some thread eventually holds the lock: no
+ * livelock), searched under weak fairness.  Per thread it does not hold:
+ * a waiter passed over while preempted may look only when its old ticket
+ * number has been issued again (doc/models.md).  It needs patience to mean what the C's does: a running
  * grantee claims its grant before a waiter's patience (fl_spin_patience)
  * runs out, so a grant is passed over only while its grantee is not
  * running.  A waiter may be preempted (stalled) at the top of each look,
  * STALLS times in a run (default 2: a finite number, as a thread is not
  * preempted at every grant for ever), and a pass-over happens only while
  * no running waiter holds the granted ticket.  BUG_IMPATIENT (its negative
- * control) passes over whenever it likes, as the safety search does: a
- * running grantee can then be passed over at every grant, and the
- * property fails.  */
+ * control) passes over whenever it likes, as the safety search does: the
+ * threads can then pass one another's grants over in turn for ever, with
+ * nobody entering.  */
 
 #ifndef TMOD
 #define TMOD 4
