@@ -43,6 +43,31 @@
  *                    back to its predecessor does not clear the
  *                    predecessor's link first, so the link still names
  *                    a node that has left the queue.
+ *   PROGRESS         the progress check: the LTL property t1_enters
+ *                    (thread 1, waiting, eventually holds the lock)
+ *                    under weak fairness, with patience meaning what the
+ *                    C's does: a node is passed over, a head's free lock
+ *                    taken by a waiter behind it, or a pending waiter's
+ *                    bit taken, only while that thread is not running.
+ *                    A waiter may be preempted (stalled, until a step of
+ *                    its own resumes it) in each of its wait loops,
+ *                    STALLS times in a run (default 2), and the head's
+ *                    wait for the word to change is a look it may take
+ *                    at any time (as in models/ticket.pml).  With two
+ *                    threads: with three, a pending waiter's bit taken
+ *                    while it was stopped may be set again by another
+ *                    thread, and the first one, resumed, cannot tell it
+ *                    from its own; it competes for that thread's grant,
+ *                    and a schedule that has it look only while the bit
+ *                    is up and the lock held starves it (doc/models.md).
+ *   BUG_GONE_WHEN_FREE  negative control of PROGRESS: the head looks at
+ *                    its node only when the word shows the lock free, as
+ *                    the C did until 2026-12-05; passed over while
+ *                    stopped, it spins while the other thread keeps the
+ *                    lock by the fastpath.
+ *   BUG_IMPATIENT    negative control of PROGRESS: patience untimed, as
+ *                    in the safety search: a running thread can be passed
+ *                    over every time.
  *
  * (The head's look at GONE before its compare-and-swap is fairness, not
  * safety: without it the model finds no error, since the look after the
@@ -61,6 +86,47 @@ mtype state[N1];
 byte next[N1], prev[N1];
 bool queued[N1];                 /* ghost: the node is its thread's, in use */
 byte holders;                    /* ghost: threads inside */
+
+#ifdef PROGRESS
+#ifndef STALLS
+#define STALLS 2
+#endif
+/* Ghosts: from the fastpath's failure to the hold; holding; preempted;
+ * between setting the pending bit and taking the lock or seeing the bit
+ * gone.  */
+bool waiting[N1], holding[N1], stalled[N1], pends[N1];
+byte stalls;                     /* preemptions so far */
+/* The ghost flags follow the thread where it takes the lock (ENTERED) or
+ * changes state (MIRROR(e): e in the progress check, skip otherwise).  */
+#define ENTERED waiting[me] = false; holding[me] = true; pends[me] = false
+#define MIRROR(e) e
+/* A wait loop's extra choice: be preempted, then resumed.  */
+#define STALL :: stalls < STALLS -> d_step { stalls++; stalled[me] = true }; stalled[me] = false
+/* Patience ran out: x has not shown itself (GONE_QUIET), no head is
+ * running, no pending waiter is running.  */
+#ifdef BUG_IMPATIENT
+#define GONE_QUIET(x) true
+#define NO_RUNNING_HEAD true
+#define NO_RUNNING_PENDER true
+#else
+#define GONE_QUIET(x) stalled[x]
+#define RH(i) (queued[i] && state[i] == HEAD && !stalled[i])
+#define RP(i) (pends[i] && !stalled[i])
+#if NTHREADS == 3
+#define NO_RUNNING_HEAD !(RH(1) || RH(2) || RH(3))
+#define NO_RUNNING_PENDER !(RP(1) || RP(2) || RP(3))
+#else
+#define NO_RUNNING_HEAD !(RH(1) || RH(2))
+#define NO_RUNNING_PENDER !(RP(1) || RP(2))
+#endif
+#endif
+#else
+#define ENTERED skip
+#define MIRROR(e) skip
+#define GONE_QUIET(x) true
+#define NO_RUNNING_HEAD true
+#define NO_RUNNING_PENDER true
+#endif
 
 active proctype monitor()
 {
@@ -87,7 +153,7 @@ inline grant_from(gc, gself, ga)
      if
      :: gc == gself -> break
      :: true -> break               /* its waiter has shown itself */
-     :: gc != gself ->              /* it has not: take it out */
+     :: gc != gself && GONE_QUIET(gc) -> /* it has not: take it out */
         if
         :: atomic { tail == gc -> tail = 0 };
            OTHERS(gc); state[gc] = GONE; break
@@ -99,6 +165,17 @@ inline grant_from(gc, gself, ga)
      fi
   od
 }
+
+/* fl_qspin_head's look at its own node, at every look at the word: taken
+ * out of the queue (passed over while it was not running), it queues
+ * again at once.  */
+#define HEAD_GONE_CHECK \
+  if \
+  :: atomic { state[me] == GONE -> queued[me] = false; \
+              vl = false; vp = false; vt = 0 }; \
+     goto restart \
+  :: else -> skip \
+  fi
 
 /* We hold the lock and are the head: leave the queue.  */
 inline head_leaves(hme, ha, htmp)
@@ -120,25 +197,28 @@ proctype thread(byte me)
   do
   :: /* the inline fastpath: 0 -> locked */
      if
-     :: atomic { !locked && !pending && tail == 0 -> locked = true; holders++ };
+     :: atomic { !locked && !pending && tail == 0 -> locked = true; holders++; MIRROR(holding[me] = true) };
         goto inside
-     :: atomic { !(!locked && !pending && tail == 0) -> skip }
+     :: atomic { !(!locked && !pending && tail == 0) -> MIRROR(waiting[me] = true) }
      fi;
 restart:
      /* No pending waiter and no queue: take a free lock or become the
       * pending waiter of a held one.  */
      if
-     :: atomic { !pending && tail == 0 && !locked -> locked = true; holders++ };
+     :: atomic { !pending && tail == 0 && !locked -> locked = true; holders++; ENTERED };
         goto inside
-     :: atomic { !pending && tail == 0 && locked -> pending = true };
+     :: atomic { !pending && tail == 0 && locked -> pending = true; MIRROR(pends[me] = true) };
         goto pend
      :: atomic { pending || tail != 0 -> skip };
         goto queue
      fi;
 pend:
      do
-     :: atomic { !pending -> skip }; goto restart   /* taken from us */
-     :: atomic { pending && !locked -> pending = false; locked = true; holders++ };
+#ifdef PROGRESS
+     STALL
+#endif
+     :: atomic { !pending -> MIRROR(pends[me] = false) }; goto restart   /* taken from us */
+     :: atomic { pending && !locked -> pending = false; locked = true; holders++; ENTERED };
         goto inside
      od;
 queue:
@@ -155,29 +235,35 @@ queue:
      :: vt != 0 -> OTHERS(vt); next[vt] = me; vt = 0;
         /* fl_qspin_wait_in_queue */
         do
+#ifdef PROGRESS
+        STALL
+#endif
         :: atomic { state[me] == GONE -> queued[me] = false }; goto restart
         :: state[me] == HEAD -> break
-        :: atomic { state[me] == WAIT && !locked ->
+        :: atomic { state[me] == WAIT && !locked && NO_RUNNING_HEAD && (!pending || NO_RUNNING_PENDER) ->
                     /* the head let the free lock sit for a patience */
-                    pending = false; locked = true; holders++ };
+                    pending = false; locked = true; holders++; ENTERED };
            goto waiter_leaves
         od
      :: else -> skip
      fi;
      /* fl_qspin_head */
      do
+#ifdef PROGRESS
+     STALL
+#endif
      :: d_step { vl = locked; vp = pending; vt = tail };
+#ifndef BUG_GONE_WHEN_FREE
+        HEAD_GONE_CHECK;
+#endif
         if
         :: !vl ->     /* free, or a pending waiter let it sit a patience */
+#ifdef BUG_GONE_WHEN_FREE
+           HEAD_GONE_CHECK;
+#endif
            if
-           :: atomic { state[me] == GONE -> queued[me] = false;
-                       vl = false; vp = false; vt = 0 };
-              goto restart
-           :: else -> skip
-           fi;
-           if
-           :: atomic { locked == vl && pending == vp && tail == vt ->
-                       locked = true; pending = false;
+           :: atomic { locked == vl && pending == vp && tail == vt && (!vp || NO_RUNNING_PENDER) ->
+                       locked = true; pending = false; ENTERED;
                        if
                        :: tail == me -> tail = 0
                        :: else -> skip
@@ -186,7 +272,11 @@ queue:
               break
            :: else -> skip
            fi
-        :: vl -> locked == false || pending != vp || tail != vt
+#ifdef PROGRESS
+        :: vl -> skip
+#else
+        :: vl -> locked == false || pending != vp || tail != vt || state[me] == GONE
+#endif
         fi;
         vl = false; vp = false; vt = 0
      od;
@@ -217,7 +307,7 @@ waiter_leaves:
         od;
         if
         :: true ->                    /* h has shown itself: leave it be */
-        :: true ->                    /* it has not: take it out */
+        :: GONE_QUIET(h) ->           /* it has not: take it out */
            wait_link(h, a);
            OTHERS(h); state[h] = GONE;
            grant_from(a, me, c2);
@@ -246,9 +336,13 @@ left:
 
 inside:
      /* holding; then fl_qspin_release clears the locked byte */
-     atomic { holders--; locked = false }
+     atomic { holders--; locked = false; MIRROR(holding[me] = false) }
   od
 }
+
+#ifdef PROGRESS
+ltl t1_enters { [] (waiting[1] -> <> holding[1]) }
+#endif
 
 init
 {

@@ -22,7 +22,10 @@
  *     successor's waiter has shown itself (beat) within fl_spin_patience.
  *     If it has not, the holder marks it GONE, takes it out of the queue,
  *     and tries the next node.  So the head role goes only to running
- *     waiters; the passed-over thread queues again when it runs.
+ *     waiters; the passed-over thread queues again when it runs, whether
+ *     it was still waiting in the queue or had been made the head (a head
+ *     looks at its node at every look at the word, not only when the
+ *     lock is free).
  *   - A head that was running when it was made the head can be preempted
  *     before it takes the lock.  Queued waiters glance at the word now and
  *     then; one that sees it sit unlocked for a patience takes the lock
@@ -458,6 +461,17 @@ static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
     /* Acquire: the state read below sees what the holder that released
      * this word wrote before it.  */
     v = (uint32_t)fl_load_acquire(&l->word);
+    /* A holder may have found us not running and taken us out of the
+     * queue (it wrote GONE before its release, which our load of v
+     * acquired when it is that release's word): queue again, at once.
+     * Looking only when the lock shows free, as this did until
+     * 2026-12-05, left a head passed over while it was preempted
+     * spinning for as long as other threads kept the lock taken, by the
+     * fastpath once the queue was empty (models/qspinlock.pml's
+     * progress check; its BUG_GONE_WHEN_FREE).  Our own node's line:
+     * the look costs no trip between CPUs.  */
+    if (fl_load_acquire(&node->state) == FL_QNODE_GONE)
+      return 1;
     now = fl_spin_now();
     waited = fl_spin_watch(&watch, v & FL_QSPIN_BUSY, now);
     if (i % FL_QSPIN_BEAT_EVERY == 0)
@@ -465,11 +479,6 @@ static int fl_qspin_head(fl_qspinlock_t *l, struct fl_qnode *node, int32_t code)
     if (!(v & FL_QSPIN_BUSY)
         || ((v & FL_QSPIN_BUSY) == FL_QSPIN_PENDING
             && waited > fl_load_relaxed(&fl_spin_patience))) {
-      /* A holder may have found us not running and taken us out of the
-       * queue.  It wrote GONE before its release, which our load of v
-       * acquired: queue again rather than cut in.  */
-      if (fl_load_acquire(&node->state) == FL_QNODE_GONE)
-        return 1;
       want = FL_QSPIN_TAIL(v) == code
                  ? FL_QSPIN_LOCKED
                  : (v & ~FL_QSPIN_PENDING) | FL_QSPIN_LOCKED;
