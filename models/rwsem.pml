@@ -26,6 +26,16 @@
  *                  time); used by the progress runs.  Without it T9 may
  *                  fire whenever the turn has no reader inside, the
  *                  harsher case for safety.
+ *   LEASE_QUIET    with LEASE_ASSUMED, the 2-reader progress run: a
+ *                  lease fires only while every other live process is
+ *                  asleep or out of its calls (it outlasts whatever a
+ *                  running process still owes: a T7 and its bump, a T4,
+ *                  a wake), and a writer in its call before its
+ *                  fastpath counts as on its way.
+ *   NO_WRAP        the 2-reader progress run: a bump of rseq or wseq
+ *                  skips the g of a live waiter that read it and has not
+ *                  slept (2^32 bumps in such a window do not happen in
+ *                  the C; with SEQMOD 4 the wrap is a cycle of its own).
  *   SPURIOUS=n     how many spurious futex_wait returns in a run (the
  *                  progress runs need a finite number: a waiter woken
  *                  spuriously forever is polled, not starved).
@@ -52,6 +62,11 @@
  *                  readers' turn nobody enters, and the lock, unused,
  *                  keeps RTURN (fl_rwsem_destroy said EBUSY; the next
  *                  writer waited out the lease).
+ *   BUG_NO_LATE    negative control for each reader's progress: a reader
+ *                  that missed a turn does not count itself late (the C
+ *                  before 2026-12-05), so with two readers one is woken
+ *                  for turn after turn and finds WRITER or WPEND each
+ *                  time while the other enters.
  */
 
 /* The count word.  The C puts READER at bit 14 and SLOW at bit 31; the
@@ -63,9 +78,11 @@
 #define RWAIT   8
 #define BIASED  16
 #define CARRY   32
-#define READER  64
-#define RMASK   448          /* readers field: bits 6..8 */
-#define SLOW    512
+#define LATE    64           /* L, late readers: bits 6..7 (T3, T2) */
+#define LMASK   192
+#define READER  256
+#define RMASK   1792         /* readers field: bits 8..10 */
+#define SLOW    2048
 #define FLAGS   (WPEND|RTURN|RWAIT)
 
 /* What the word of a lock nobody uses may not hold (every process out of
@@ -76,19 +93,34 @@
  * and enters the turn with its RWAIT up, which the next writer's T7 then
  * turns into a turn nobody enters (it ends by the next waiter's lease).  */
 #ifdef STRICT_IDLE
-#define IDLE_MASK (WRITER|RMASK|FLAGS|SLOW)
+#define IDLE_MASK (WRITER|RMASK|FLAGS|SLOW|LMASK)
 #else
-#define IDLE_MASK (WRITER|RMASK|WPEND|RWAIT)
+#define IDLE_MASK (WRITER|RMASK|WPEND|RWAIT|LMASK)
 #endif
 
 /* The flags T9 takes down: every lease, since it wakes every class.  */
 #ifdef BUG_T9_KEEPS_RWAIT
-#define T9_ENDS (WPEND|RTURN)
+#define T9_FLAGS (WPEND|RTURN)
 #else
-#define T9_ENDS (WPEND|RTURN|RWAIT)
+#define T9_FLAGS (WPEND|RTURN|RWAIT)
+#endif
+#ifdef PSHARED
+#define T9_ENDS (T9_FLAGS|LMASK)
+#define T9_GHOSTS lcnt[0] = false; lcnt[1] = false
+#else
+#define T9_ENDS T9_FLAGS
+#define T9_GHOSTS skip
+#endif
+
+/* A reader that missed a turn counts itself late (T3).  */
+#ifdef BUG_NO_LATE
+#define COUNTS_LATE false
+#else
+#define COUNTS_LATE true
 #endif
 
 #define NR(c)       (((c) & RMASK) / READER)
+#define NL(c)       (((c) & LMASK) / LATE)
 /* Every CAS recomputes SLOW from the flags it leaves (I2).  */
 #define WITHSLOW(c) (((c) & ~SLOW) | (((c) & FLAGS) != 0) * SLOW)
 
@@ -131,10 +163,15 @@ byte nr, nw;
 byte rph[2], wph[2];
 bool rwaiting[2];
 byte rg[2];
+byte wg[2];                  /* each writer's g (NO_WRAP) */
 /* Each process between the start of its call and the end of its
  * release (its wakes included): while none is, nobody holds or waits,
  * and the word must be idle.  A process that died stays in its call.  */
 bool rcall[2], wcall[2];
+/* Late readers: lcnt[i] while reader i is counted in the word's L.
+ * rdue: a turn's CAS (T7) has been made and its bump of rseq not yet.  */
+bool lcnt[2];
+bool rdue;
 
 #ifdef BIAS
 bool bias;                   /* the bias word's ON */
@@ -146,13 +183,26 @@ byte grant;                  /* the writer (1 + index) granted the lock */
 #endif
 
 /* A reader is "pending" when it is live, waiting, and rseq has moved
- * since it slept: it is admitted and on its way in.  */
+ * since it slept (or a turn's T7 has been made and its bump is owed): it
+ * is admitted and on its way in.  A writer is "on its way" when it is
+ * live, acquiring and not asleep (LEASE_QUIET: or in its call before
+ * its fastpath).  */
+#ifdef LEASE_QUIET
+#define PENDING(i)  (rwaiting[i] && (rg[i] != rseq || rdue) && dead != R1 + (i))
+#define ONWAY(j)    (((wph[j] == 1 && !wslp[j]) || (wcall[j] && wph[j] == 0)) && dead != W1 + (j))
+/* Every other live process asleep or out of its calls: the lease
+ * outlasts whatever a running process still owes (a T7, a T4, a wake).  */
+#define QR(k)       (dead == R1 + (k) || rslp[k] || !rcall[k])
+#define QW(k)       (dead == W1 + (k) || wslp[k] || !wcall[k])
+#define QUIET       ((id == R1 || QR(0)) && (id == R2 || QR(1)) && (id == W1 || QW(0)) && (id == W2 || QW(1)))
+#else
 #define PENDING(i)  (rwaiting[i] && rg[i] != rseq && dead != R1 + (i))
-/* A writer is "on its way" when it is live, acquiring and not asleep.  */
 #define ONWAY(j)    (wph[j] == 1 && !wslp[j] && dead != W1 + (j))
+#define QUIET       true
+#endif
 #ifdef LEASE_ASSUMED
-#define LEASE_OK    (!PENDING(0) && !PENDING(1))
-#define WLEASE_OK   (!ONWAY(0) && !ONWAY(1))
+#define LEASE_OK    (!PENDING(0) && !PENDING(1) && QUIET)
+#define WLEASE_OK   (!ONWAY(0) && !ONWAY(1) && QUIET)
 #else
 #define LEASE_OK    true
 #define WLEASE_OK   true
@@ -224,8 +274,22 @@ inline wake_writer_turn(n)
 #endif
 }
 
-inline bump_rseq() { rseq = (rseq + 1) % SEQMOD }
-inline bump_wseq() { wseq = (wseq + 1) % SEQMOD }
+/* NO_WRAP (the 2-reader progress check): a bump skips the value g of any
+ * other live waiter that read g and has not slept yet, as 2^32 bumps
+ * never come round within one waiter's window in the C; with SEQMOD 4
+ * that wrap is otherwise a cycle of its own (doc/models.md).  */
+#ifdef NO_WRAP
+#define HITS(i) (_pid != (i) + 2 && rwaiting[i] && !rslp[i] && dead != R1 + (i) && rg[i] == rseq)
+#define WHITS(j) (id != W1 + (j) && wph[j] == 1 && !wslp[j] && dead != W1 + (j) && wg[j] == wseq)
+#define NOTE_WG(i, g) wg[i] = g
+#else
+#define HITS(i) false
+#define WHITS(j) false
+#define NOTE_WG(i, g) skip
+#endif
+inline next_rseq() { rseq = (rseq + 1) % SEQMOD; do :: HITS(0) || HITS(1) -> rseq = (rseq + 1) % SEQMOD :: else -> break od }
+inline bump_rseq() { atomic { next_rseq() } }
+inline bump_wseq() { atomic { wseq = (wseq + 1) % SEQMOD; do :: WHITS(0) || WHITS(1) -> wseq = (wseq + 1) % SEQMOD :: else -> break od } }
 
 /* CAS of the whole count word from the value c read before; ok tells
  * whether it took.  c is dead after it.  */
@@ -251,6 +315,11 @@ inline cas(c, nv, ok)
  * moved since g, and g is seq's value now.  Under PSHARED the process may die between the CAS and the
  * sleep, asleep, or woken before it runs again; a dead sleeper stays
  * queued and a wake counts it.  */
+/* The lease of futex_wait: 0 a reader's (blocked by WPEND without
+ * WRITER, nobody inside), 1 a writer's (an empty readers' turn).  */
+#define LEASE_FOR(w) \
+  ((w) == 0 && (count & WPEND) && !(count & WRITER) && NR(count) == 0 && WLEASE_OK && LEASE_OK \
+   || (w) == 1 && (count & RTURN) && NR(count) == 0 && LEASE_OK)
 inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved, polled)
 {
   if
@@ -272,7 +341,7 @@ inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved, polled)
   :: atomic { slp && timeout -> slp = false; polled = true; moved = (seq != g); g = seq }
   :: atomic { CAN_DIE -> dead = id; goto died }
 #endif
-  :: d_step { slp && lease -> slp = false; polled = true; moved = (seq != g); g = seq }
+  :: d_step { slp && LEASE_FOR(lease) -> slp = false; polled = true; moved = (seq != g); g = seq }
   :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; moved = (seq != g); g = seq }
   fi
 }
@@ -293,6 +362,7 @@ end:
       && (((count & SLOW) != 0) == ((count & FLAGS) != 0))    /* I2 */
       && ((count & (RTURN|WRITER)) != (RTURN|WRITER))         /* I3 */
       && (count & CARRY) == 0 && NR(count) <= 4               /* I5 */
+      && NL(count) == lcnt[0] + lcnt[1]                       /* I7 */
 #ifdef BIAS
       && (!bias || (count & BIASED) != 0)                     /* I6 */
 #endif
@@ -323,7 +393,7 @@ inline end_wpend(c, ok, rw, n)
         if
         :: c == 0 -> break
         :: else ->
-           cas(c, WITHSLOW(c & ~(WPEND | (rw -> RWAIT : 0))), ok);
+           cas(c, WITHSLOW((c & ~(WPEND | (rw -> RWAIT : 0))) | ((rw && (c & LMASK)) -> RTURN : 0)), ok);
            if
            :: ok ->
               ok = false; bump_wseq(); wake_writers(n);
@@ -344,7 +414,7 @@ inline end_wpend(c, ok, rw, n)
 /* up_read through the count word (also the undo of a failed T1): the
  * fastpath fetch_add of -READER and, for the last reader with SLOW
  * set, T4.  */
-inline up_read(c, ok, rw, ww, n)
+inline up_read(c, ok, rw, ww, n, br)
 {
   atomic {
     ok = ((count & SLOW) != 0 && NR(count) == 1);
@@ -353,48 +423,53 @@ inline up_read(c, ok, rw, ww, n)
   if
   :: ok ->
      do
-     :: d_step {
+     :: CAS_FAIR_BEGIN
+        /* br: 0 nothing owed (or a newcomer owes it); 1 the writers go
+         * next; 2 no writer waits; 3 a turn held for late readers, with
+         * a writer waiting: wake it to wait on its lease.  */
+        d_step {
           c = count; ok = false;
           if
-          :: (c & WRITER) || NR(c) > 0 || !(c & FLAGS) -> c = 0
+          :: (c & WRITER) || NR(c) > 0 || !(c & FLAGS) -> br = 0
+          :: else ->
+             if
+             :: (c & RTURN) && (c & LMASK) -> br = ((c & WPEND) -> 3 : 0)
+             :: else -> br = ((c & WPEND) -> 1 : 2)
+             fi
+          fi;
+          if
+          :: br == 0 || br == 3 -> c = 0
           :: else -> skip
-          fi
+          fi;
+          rw = ((c & RWAIT) != 0); ww = ((c & RTURN) != 0)
         };
         if
-        :: c == 0 -> break               /* nothing owed, or a newcomer owes it */
-        :: c & WPEND ->
-           /* The turn ends (RTURN off); the writers are woken, and WPEND
-            * stays up, the claim of a writer asleep or awake (readers
-            * arriving meanwhile wait; a dead claimant's WPEND ends by a
-            * reader's T9 lease).  */
-T4:        cas(c, WITHSLOW(c & ~RTURN), ok);
-           if
-           :: ok ->
-              ok = false; bump_wseq(); wake_writer_turn(n);
+        :: br == 1 ->
+T4:        cas(c, WITHSLOW(c & ~RTURN), ok)
+        :: br == 2 -> cas(c, WITHSLOW((c & ~(RTURN|RWAIT)) | (((c & LMASK) && (c & RWAIT)) -> RTURN : 0)), ok)
+        :: br == 0 || br == 3 -> skip
+        fi
+        CAS_FAIR_END;
+        if
+        :: d_step { br == 0 -> rw = false; ww = false }; break
+        :: d_step { br == 3 -> br = 0 }; bump_wseq(); wake_writer_turn(n); n = 0; break
+        :: d_step { br == 1 && ok -> ok = false; br = 0; rw = false; ww = false };
+           bump_wseq(); wake_writer_turn(n);
 #ifdef BUG_T4_ENDS_WPEND
-              end_wpend(c, ok, rw, n);
+           end_wpend(c, ok, rw, n);
 #endif
-              n = 0; break
-           :: else -> skip
-           fi
-        :: c != 0 && !(c & WPEND) ->
-           /* The leases end: RTURN and RWAIT.  */
-           d_step { rw = ((c & RWAIT) != 0); ww = ((c & RTURN) != 0) };
-           cas(c, WITHSLOW(c & ~(RTURN|RWAIT)), ok);
+           n = 0; break
+        :: d_step { br == 2 && ok -> ok = false; br = 0 };
            if
-           :: ok ->
-              ok = false;
-              if
-              :: ww -> ww = false; bump_wseq(); wake_writers(n); n = 0
-              :: else -> skip
-              fi;
-              if
-              :: rw -> rw = false; bump_rseq(); wake_readers(n); n = 0
-              :: else -> skip
-              fi;
-              break
-           :: else -> d_step { rw = false; ww = false }
-           fi
+           :: ww -> ww = false; bump_wseq(); wake_writers(n); n = 0
+           :: else -> skip
+           fi;
+           if
+           :: rw -> rw = false; bump_rseq(); wake_readers(n); n = 0
+           :: else -> skip
+           fi;
+           break
+        :: d_step { br != 0 && !ok -> br = 0; rw = false; ww = false }
         fi
      od
   :: else -> skip
@@ -404,7 +479,8 @@ T4:        cas(c, WITHSLOW(c & ~RTURN), ok);
 proctype reader(byte i)
 {
   int c;
-  bool ok, rw, ww, admitted, timedout, undo, polled;
+  bool ok, rw, ww, admitted, timedout, undo, polled, late;
+  byte br;
   byte g, n;
 #ifdef BIAS
   bool intable;
@@ -441,7 +517,17 @@ slow:
         :: atomic {
              !(c & WRITER) && (!(c & WPEND) || (admitted && (c & RTURN))) ->
 T2:          if
-             :: count == c -> count = c + READER; nr++; rph[i] = 2;
+             :: count == c ->
+                if
+                :: late && (c & LMASK) ->
+                   count = c + READER - LATE;
+                   if
+                   :: lcnt[i] -> lcnt[i] = false
+                   :: else -> lcnt[1 - i] = false   /* a stale one: another's */
+                   fi
+                :: else -> count = c + READER
+                fi;
+                late = false; nr++; rph[i] = 2;
                 rwaiting[i] = false; rg[i] = 0; admitted = false; g = 0; c = 0;
                 polled = false; break
              :: else -> c = 0
@@ -450,7 +536,7 @@ T2:          if
         :: d_step {
              T9_READER(c) ->
 T9:          if
-             :: count == c -> count = WITHSLOW(c & ~T9_ENDS); ww = true
+             :: count == c -> count = WITHSLOW(c & ~T9_ENDS); ww = true; T9_GHOSTS
              :: else -> skip
              fi;
              c = 0; polled = false
@@ -458,8 +544,12 @@ T9:          if
         :: d_step {
              ((c & WRITER) || ((c & WPEND) && !(admitted && (c & RTURN)))) && !T9_READER(c) ->
 T3:          if
-             :: count == c -> count = WITHSLOW(c | RWAIT); ok = true;
-                rwaiting[i] = true; rg[i] = g
+             :: count == c ->
+                if
+                :: COUNTS_LATE && admitted && !late -> count = WITHSLOW(c | RWAIT) + LATE; late = true; lcnt[i] = true
+                :: else -> count = WITHSLOW(c | RWAIT)
+                fi;
+                ok = true; rwaiting[i] = true; rg[i] = g
              :: else -> skip
              fi;
              c = 0; polled = false
@@ -475,7 +565,7 @@ T3:          if
         :: ok ->
            /* "admitted": rseq moved since the reader slept */
            futex_wait(ok, rseq, g, rslp[i], id,
-                      (count & WPEND) && !(count & WRITER) && NR(count) == 0 && WLEASE_OK,
+                      0,
                       false, timedout, admitted, polled)
         :: else -> skip                  /* a CAS failed: read again */
         fi
@@ -504,7 +594,7 @@ holding:
      :: else ->
 #endif
         atomic { nr--; rph[i] = 0 };
-leave:  up_read(c, ok, rw, ww, n);
+leave:  up_read(c, ok, rw, ww, n, br);
         if
         :: undo -> undo = false; goto slow
         :: else -> rcall[i] = false
@@ -514,7 +604,7 @@ leave:  up_read(c, ok, rw, ww, n);
 #endif
   od;
 died:
-  atomic { rph[i] = 0; rwaiting[i] = false; c = 0; g = 0 }
+  atomic { rph[i] = 0; rwaiting[i] = false; c = 0; g = 0; late = false }
 }
 
 /* A writer's release: the fastpath (add_negative of -WRITER) and T7/T8.  */
@@ -560,11 +650,17 @@ inline up_write(c, ok, rw, ww, n)
         :: c == 0 -> break               /* nothing owed, or a newcomer owes it */
         :: c & RWAIT ->
            ww = ((c & WPEND) != 0);
-T7:        cas(c, WITHSLOW((c & ~RWAIT) | RTURN), ok);
+T7:        d_step {
+             if
+             :: count == c -> count = WITHSLOW((c & ~RWAIT) | RTURN); ok = true; rdue = true
+             :: else -> ok = false
+             fi;
+             c = 0
+           };
            if
            :: ok ->
               ok = false;
-              bump_rseq(); wake_readers(n);
+              atomic { next_rseq(); rdue = false }; wake_readers(n);
               /* An empty turn is left to the T9 lease, even when the
                * wake found nobody asleep: a reader between setting
                * RWAIT and sleeping is still on its way in.  */
@@ -630,7 +726,7 @@ proctype writer(byte i; bool timed)
      };
      do
      :: atomic { wph[i] == 2 -> break }
-     :: atomic { wph[i] != 2 -> g = wseq };
+     :: atomic { wph[i] != 2 -> g = wseq; NOTE_WG(i, g) };
         CAS_FAIR_BEGIN
         c = count;
         if
@@ -665,7 +761,7 @@ T5:          if
         :: d_step {
              (c & RTURN) && !(c & WRITER) && NR(c) == 0 && LEASE_OK ->
 T9:          if
-             :: count == c -> count = WITHSLOW(c & ~T9_ENDS); moved = true
+             :: count == c -> count = WITHSLOW(c & ~T9_ENDS); moved = true; T9_GHOSTS
              :: else -> skip
              fi;
              c = 0; g = 0; polled = false
@@ -693,7 +789,7 @@ T6:          if
            bias = false;
 #endif
            futex_wait(ok, wseq, g, wslp[i], id,
-                      (count & RTURN) && NR(count) == 0 && LEASE_OK,
+                      1,
                       timed, timedout, moved, polled);
 #ifdef BUG_WAKE_ONE
            if

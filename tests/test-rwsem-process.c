@@ -440,27 +440,49 @@ END_TEST
 /* The pthread_atfork idiom: the forking thread holds a private lock for
  * writing across fork, and both parent and child release it.  In the
  * child the lock is the child's own copy, held by its only thread, which
- * is the forking thread's copy: it may release it and use the lock.  */
-START_TEST(atfork_idiom_releases_in_both)
+ * is the forking thread's copy: it may release it and use the lock.
+ * parents_waiters: flags of the parent's other threads, put into the word
+ * by hand before fork (and taken out again in the parent); nobody in the
+ * child will ever take them off, so its release must.  */
+static void atfork_idiom(int32_t parents_waiters)
 {
   fl_rwsem_t s = FL_RWSEM_INITIALIZER;
   pid_t pid;
   int status;
 
   ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  fl_store_relaxed(&s.count, fl_load_relaxed(&s.count) | parents_waiters);
   pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
-    int ok = fl_rwsem_up_write(&s) == 0 && fl_rwsem_down_write(&s) == 0
-             && fl_rwsem_up_write(&s) == 0 && fl_rwsem_down_read(&s) == 0
-             && fl_rwsem_up_read(&s) == 0 && fl_rwsem_destroy(&s) == 0;
+    int ok = fl_rwsem_up_write(&s) == 0 && fl_load_relaxed(&s.count) == 0
+             && fl_rwsem_down_write(&s) == 0 && fl_rwsem_up_write(&s) == 0
+             && fl_rwsem_down_read(&s) == 0 && fl_rwsem_up_read(&s) == 0
+             && fl_rwsem_destroy(&s) == 0;
     _exit(ok ? 0 : 1);
   }
+  fl_store_relaxed(&s.count, fl_load_relaxed(&s.count) & ~parents_waiters);
   ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
   ck_assert_int_eq(waitpid(pid, &status, 0), pid);
   ck_assert(WIFEXITED(status));
   ck_assert_int_eq(WEXITSTATUS(status), 0);
   ck_assert_int_eq(fl_rwsem_destroy(&s), 0);
+}
+
+START_TEST(atfork_idiom_releases_in_both)
+{
+  atfork_idiom(0);
+}
+END_TEST
+
+/* A reader of the parent's late and asleep (its RWAIT and its one in L,
+ * rwsem.c's LATE READERS): left in the child's word, its lock is never
+ * idle again (destroy says EBUSY for a late count, and every readers'
+ * turn waits out a writer's lease).  */
+START_TEST(atfork_child_forgets_the_parents_waiters)
+{
+  atfork_idiom(
+      (int32_t)((uint32_t)FL_RWSEM_SLOW | FL_RWSEM_RWAIT | FL_RWSEM_LATE));
 }
 END_TEST
 
@@ -477,6 +499,7 @@ static Suite *process_suite(void)
   tcase_add_test(tc, reader_lease_leaves_no_stale_turn);
   tcase_add_test(tc, owners_in_two_pid_namespaces_differ);
   tcase_add_test(tc, atfork_idiom_releases_in_both);
+  tcase_add_test(tc, atfork_child_forgets_the_parents_waiters);
   tcase_add_loop_test(tc, robust_dead_writer_is_detected, 0, 4);
   tcase_add_loop_test(tc, dead_reader_released_by_its_supervisor, 0, NPMODES);
   suite_add_tcase(s, tc);

@@ -21,6 +21,9 @@
  *                        fastpath fails and the library records the
  *                        owner's PID namespace
  *   bit  6      never set (FL_RWSEM_NO_TID: see <fastlock/bits/rwsem.h>)
+ *   bits 7..13  L        late readers: readers that were woken for a
+ *                        turn, missed it and wait again (LATE = 1 << 7;
+ *                        at most LATE_MAX, later ones are not counted)
  *   bits 14..30 readers  READER = 1 << 14 (17 bits: rwsem-internal.h)
  *   bit  31     SLOW     set exactly when WPEND, RTURN or RWAIT is: the
  *                        release fastpaths look only at the sign
@@ -41,16 +44,26 @@
  *   T2  reader slow enter     CAS R+1 if no WRITER and (no WPEND, or
  *                             PREFER_READER, or RTURN and the reader was
  *                             admitted: it slept on rseq = g and now
- *                             reads rseq != g)
+ *                             reads rseq != g); a late reader takes its
+ *                             one off L in the same CAS
  *   T3  reader waits          CAS set RWAIT|SLOW while WRITER or WPEND
- *                             blocks it, then futex_wait(rseq, g)
+ *                             blocks it, then futex_wait(rseq, g); a
+ *                             reader that was admitted and is blocked
+ *                             again missed its turn: it adds one to L in
+ *                             the same CAS (once: it is late until it
+ *                             enters)
  *   T4  readers gone          the leaver that makes R = 0 (up_read, or a
- *                             fastpath add undone): with WPEND, CAS clear
- *                             RTURN, bump wseq and wake a writer (the
- *                             writers' turn: see WAITING FLAGS); WPEND
- *                             stays (a live writer's claim); without
- *                             WPEND, CAS clear RTURN and RWAIT, wake all
- *                             readers
+ *                             fastpath add undone): a turn (RTURN) with
+ *                             L > 0 does not end (the late readers were
+ *                             woken for it; the last of them to leave
+ *                             ends it), and with WPEND a writer is woken
+ *                             to wait for them on its lease; else with
+ *                             WPEND, CAS clear RTURN,
+ *                             bump wseq and wake a writer (the writers'
+ *                             turn: see WAITING FLAGS); WPEND stays (a
+ *                             live writer's claim); without WPEND, CAS
+ *                             clear RTURN and RWAIT (RWAIT -> RTURN if
+ *                             L > 0, as T7), wake all readers
  *   T5  writer enters         CAS set WRITER if no WRITER, R = 0, no RTURN
  *   T6  writer waits          CAS set WPEND|SLOW while WRITER, R > 0 or
  *                             RTURN, then futex_wait(wseq, g)
@@ -70,11 +83,14 @@
  *                             very word it went to sleep on, with R = 0
  *                             and no WRITER: CAS clear WPEND, RTURN and
  *                             RWAIT (every lease: it wakes every class),
- *                             bump both sequences, wake everybody
+ *                             and L on an FL_PSHARED lock (a late reader
+ *                             may have died), bump both sequences, wake
+ *                             everybody
  *   T10 timed waiter gives up a writer: CAS clear WPEND (and RWAIT
  *                             unless WRITER), bump both sequences, wake
- *                             everybody; a reader: CAS clear RWAIT, bump
- *                             rseq, wake all readers.  Live waiters set
+ *                             everybody; a reader: CAS clear RWAIT (and
+ *                             its one off L if it is late), bump rseq,
+ *                             wake all readers.  Live waiters set
  *                             their flag again (so ETIMEDOUT leaves the
  *                             word as it was)
  *   T11 downgrade             CAS WRITER -> R+1, and RWAIT -> RTURN as T7;
@@ -103,6 +119,37 @@
  * that dies (asleep, or woken and killed before it ran) leaves nothing anyone
  * waits for.
  *
+ * LATE READERS.  A readers' turn admits the readers asleep when it began,
+ * but nothing counts them into it: it ends (T4) when the readers inside
+ * have left, and a reader woken for it that had no CPU until then finds
+ * the next writer's WPEND or WRITER and waits again.  On a loaded machine
+ * the same reader could miss turn after turn while others got in (the
+ * model's per-reader counterexample, doc/models.md).  So a reader that
+ * missed a turn counts itself in L, and the next turn waits for it: T4
+ * leaves a turn with L > 0 alone, and the late reader takes its one off
+ * L as it enters, so the last reader of the turn to leave ends it.  And
+ * whoever takes RWAIT down with no writer inside and L > 0, so that the
+ * sleeping readers may come in (T4 without WPEND, a leaving writer's
+ * used-up WPEND in wake_writers), makes a turn of it as T7 does: a
+ * writer's fastpath would otherwise come in before the late readers ran,
+ * round after round (the model found that cycle).  A reader thus waits
+ * at most for the turn it missed and the next one, if it gets a CPU
+ * within a lease: T4, leaving a turn to late readers while a writer
+ * waits, wakes that writer, which then waits for them on its lease
+ * (turn_lease_ns) and goes first when it runs out (T9); the late readers
+ * stay counted for the next turn.  Without that wake a writer that slept
+ * while readers were inside (no lease) waited for the late readers for as
+ * long as they had no CPU, and on 2 oversubscribed CPUs rwsem-xx's
+ * writers did a tenth of their writes.  A late reader that never comes
+ * (a process killed, or a reader stopped while rseq went round 2^32
+ * times) leaves the turn to the same lease; on an FL_PSHARED lock T9
+ * also clears L (a dead reader's one would stay for ever), and a live
+ * late reader whose one it cleared is not counted again until it has
+ * entered (doc/models.md: per-reader progress is not claimed there).  A
+ * private lock's T9 leaves L alone: its late readers are alive and will
+ * take their ones off.  The count saturates at LATE_MAX: later late
+ * readers are not counted.
+ *
  * NO LOST WAKE-UPS.  A waiter reads its sequence word g (acquire) before
  * the CAS that sets its flag, and sleeps only while the word still is g.
  * Whoever clears the flag does so with a CAS that comes after the
@@ -118,8 +165,10 @@
  *   I4  nobody holds and somebody sleeps => a wake is owed by a running
  *       thread, or a lease/poll timeout is pending (the model checks it)
  *   I5  R never wraps: EAGAIN at FL_RWSEM_READERS_MAX
- *   I6  bits 6..13 are never set; SHARED exactly on FL_PSHARED locks;
+ *   I6  bit 6 is never set; SHARED exactly on FL_PSHARED locks;
  *       BIASED only on READ_BIAS locks
+ *   I7  L is at most the readers in their slowpath that counted
+ *       themselves (the model checks equality)
  *
  * FL_PSHARED.  Every sleep is bounded by POLL_NS, after which the waiter
  * looks again from scratch (T9 included): this bounds what a process
@@ -154,6 +203,9 @@
 #define READER FL_RWSEM_READER
 #define READERS FL_RWSEM_READERS
 #define FLAGS (WPEND | RTURN | RWAIT)
+#define LATE FL_RWSEM_LATE
+#define LATE_MASK FL_RWSEM_LATE_MASK
+#define LATE_MAX (LATE_MASK / LATE)
 
 #define SPIN_MAX 100
 #define SPIN_STALE 20
@@ -242,6 +294,17 @@ static int32_t with_slow(int32_t c)
 {
   return (c & FLAGS) ? (int32_t)((uint32_t)c | (uint32_t)SLOW)
                      : (c & INT32_MAX);
+}
+
+/* want, the word a transition leaves after it took RWAIT down from c
+ * with no writer inside, so that every sleeping reader may look: if late
+ * readers wait (LATE READERS), it makes a readers' turn of it, as T7
+ * does, so that no writer's fastpath comes in before them.  */
+static int32_t late_turn(int32_t want, int32_t c)
+{
+  if ((c & RWAIT) && (c & LATE_MASK))
+    want |= RTURN;
+  return want;
 }
 
 /* A subtract that found the reader field empty is in flight: its undo
@@ -343,7 +406,8 @@ static int spin_more(fl_rwsem_t *s, int32_t *c, int *spins, int *stale)
  * the woken writer instead of refilling the lock before it can run.  If
  * none was asleep, WPEND was the leaver's own, used up: CAS it off (a
  * writer between its T6 and its sleep sees wseq moved and looks again),
- * and wake the readers that slept behind it.  */
+ * and wake the readers that slept behind it, in a turn if late readers
+ * are among them (LATE READERS).  */
 static void wake_writers(fl_rwsem_t *s)
 {
   int32_t c;
@@ -355,7 +419,7 @@ static void wake_writers(fl_rwsem_t *s)
     int32_t want = c & ~WPEND;
 
     if (!(c & WRITER))
-      want &= ~RWAIT;
+      want = late_turn(want & ~RWAIT, c);
     if (cas(s, &c, with_slow(want))) {
       /* A flag's clearing is followed by its class's bump (NO LOST
        * WAKE-UPS): a writer may have set WPEND again, after our first
@@ -383,6 +447,16 @@ static void readers_gone(fl_rwsem_t *s)
     }
     if (READERS(c) != 0 || (c & WRITER) || !(c & FLAGS))
       return;
+    /* A turn that late readers were woken for is theirs to end: the
+     * last of them to leave comes here again (LATE READERS).  A writer
+     * that slept while readers were inside slept without a lease: wake
+     * one, so that it waits for the late readers on a lease (T9) and
+     * not for as long as they go without a CPU.  */
+    if ((c & RTURN) && (c & LATE_MASK)) {
+      if (c & WPEND)
+        wake_writer_turn(s);
+      return;
+    }
     if (c & WPEND) {
       /* The writers go next: end the turn, keep WPEND, the claim of a
        * writer asleep or awake (WAITING FLAGS).  */
@@ -391,8 +465,9 @@ static void readers_gone(fl_rwsem_t *s)
       wake_writer_turn(s);
       return;
     }
-    /* No writer waits: the readers asleep may all come in.  */
-    want = c & ~(RTURN | RWAIT);
+    /* No writer waits: the readers asleep may all come in, in a turn of
+     * their own if late readers are among them (LATE READERS).  */
+    want = late_turn(c & ~(RTURN | RWAIT), c);
     if (cas(s, &c, with_slow(want)))
       break;
   }
@@ -446,11 +521,14 @@ static void writer_gone(fl_rwsem_t *s)
  * writer's release (T7) turned it into a readers' turn that no reader
  * entered: an unused lock kept RTURN, so fl_rwsem_destroy said EBUSY
  * and the next writer waited out a lease (the model's
- * BUG_T9_KEEPS_RWAIT).  */
+ * BUG_T9_KEEPS_RWAIT).  L goes on an FL_PSHARED lock only: a late reader
+ * there may have died (LATE READERS).  */
 static void lease_expired(fl_rwsem_t *s, int32_t c)
 {
+  int32_t ends = FLAGS | (pshared(s) ? LATE_MASK : 0);
+
   if (READERS(c) != 0 || (c & WRITER) || !(c & (WPEND | RTURN))
-      || !cas(s, &c, with_slow(c & ~FLAGS)))
+      || !cas(s, &c, with_slow(c & ~ends)))
     return;
   wake_all(s, &s->wseq);
   wake_all(s, &s->rseq);
@@ -540,18 +618,40 @@ static void read_left(fl_rwsem_t *s, int32_t old)
     readers_gone(s);
 }
 
-/* A reader waits until it may enter, then enters (T2, T3).  */
-static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
+/* A late reader that leaves without entering (its deadline, EAGAIN, a
+ * dead writer taken over, ENOTRECOVERABLE) takes its one off L; a turn
+ * that waited for it alone ends (T4).  On an FL_PSHARED lock a lease may
+ * have cleared L already: then there is nothing to take off.  */
+static void late_gone(fl_rwsem_t *s)
+{
+  int32_t c = fl_load_relaxed(&s->count);
+
+  while (c & LATE_MASK) {
+    if (underflow(c)) {
+      fl_cpu_relax();
+      c = fl_load_relaxed(&s->count);
+      continue;
+    }
+    if (cas(s, &c, c - LATE)) {
+      readers_gone(s);
+      return;
+    }
+  }
+}
+
+/* A reader waits until it may enter, then enters (T2, T3).  *late: the
+ * reader counted itself in L and has not taken its one off.  */
+static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
+                             int *late)
 {
   int admitted = 0, polled = 0, spins = 0, stale = 0;
 
-  if (fl_rwsem_write_held_by_me(s))
-    return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
   for (;;) {
     /* Acquire: see the CAS of whoever bumped it (NO LOST WAKE-UPS).  */
     int32_t g = fl_load_acquire(&s->rseq);
     int32_t c = fl_load_relaxed(&s->count);
-    int rc;
+    int32_t want;
+    int count_in, rc;
 
     if (lost(s))
       return ENOTRECOVERABLE;
@@ -562,10 +662,14 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
         continue;
       }
       if (read_may_enter(s, c, admitted)) {
+        int32_t mine = *late && (c & LATE_MASK) ? LATE : 0;
+
         if (READERS(c) >= FL_RWSEM_READERS_MAX)
           return EAGAIN;
-        if (cas(s, &c, c + READER)) /* T2 */
+        if (cas(s, &c, c + READER - mine)) { /* T2 */
+          *late = 0;
           return 0;
+        }
         continue;
       }
       /* FL_ROBUST: a reader that finds the write holder dead takes the
@@ -579,10 +683,14 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
         break;
     }
     /* T3: the flag (a lease) and then the sleep; the word must still
-     * block us as the CAS sets it.  */
-    if (!cas(s, &c, with_slow(c | RWAIT)))
+     * block us as the CAS sets it.  Admitted and blocked again, we missed
+     * a turn: count ourselves late, once (LATE READERS).  */
+    count_in = admitted && !*late && (c & LATE_MASK) / LATE < LATE_MAX;
+    want = with_slow(c | RWAIT) + (count_in ? LATE : 0);
+    if (!cas(s, &c, want))
       continue;
-    c = with_slow(c | RWAIT);
+    *late |= count_in;
+    c = want;
     /* Blocked by WPEND alone, a reader sleeps on a lease: T4 keeps WPEND
      * up for the writer that claims it, and if none comes (it died) the
      * lease's T9 takes the stale WPEND down.  */
@@ -605,6 +713,19 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     if (polled && fl_load_relaxed(&s->count) == c)
       lease_expired(s, c); /* T9 */
   }
+}
+
+static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
+{
+  int late = 0;
+  int rc;
+
+  if (fl_rwsem_write_held_by_me(s))
+    return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
+  rc = read_wait_counted(s, w, &late);
+  if (late)
+    late_gone(s);
+  return rc;
 }
 
 /* After the fastpath's add (old: the word before it) failed: keep the
@@ -770,6 +891,23 @@ int fl_rwsem_up_write_slowpath(fl_rwsem_t *s)
   return 0;
 }
 
+/* In the child of fork, the forking thread's copy releases a private
+ * lock that the forking thread held: the parent's other threads, whose
+ * waiting flags and late count (LATE READERS) the word may carry, do not
+ * exist here.  Take those out, as a lease would (T9), and wake whoever
+ * the child has started since; they set their flags again.  A late count
+ * left behind, which nobody here would take off, would hold every
+ * readers' turn open until a writer's lease ran out.  */
+static void forget_the_parents_waiters(fl_rwsem_t *s)
+{
+  int32_t c = fl_load_relaxed(&s->count);
+
+  while (!cas(s, &c, with_slow(c & ~(FLAGS | LATE_MASK))))
+    ;
+  wake_all(s, &s->wseq);
+  wake_all(s, &s->rseq);
+}
+
 /* up_write of a lock the caller holds, after the checks.  FL_ROBUST: a
  * lock taken with EOWNERDEAD and not made consistent is lost for good:
  * it stays write-locked by nobody, and everybody is woken to learn it.  */
@@ -777,6 +915,9 @@ int fl_rwsem_unlock_write(fl_rwsem_t *s)
 {
   int32_t m = fl_load_relaxed(&s->mode);
 
+  if (forked_from != 0 && !pshared(s)
+      && fl_load_relaxed(&s->owner) == forked_from)
+    forget_the_parents_waiters(s);
   fl_store_relaxed(&s->owner, 0);
   fl_store_relaxed(&s->owner_ns, 0);
   if (m & (int32_t)FL_RWSEM_ROBUST_DEAD) {
@@ -894,7 +1035,8 @@ int fl_rwsem_check_invariants(const fl_rwsem_t *s, int32_t c)
     return 3;
   if (READERS(c) > FL_RWSEM_READERS_MAX + 0x8000u)
     return 5;
-  if ((c & 0x3fc0) != 0 || ((c & SHARED) != 0) != ((m & FL_PSHARED) != 0)
+  if ((c & FL_RWSEM_NO_TID) != 0
+      || ((c & SHARED) != 0) != ((m & FL_PSHARED) != 0)
       || ((c & BIASED) && !(m & FL_RWSEM_READ_BIAS)))
     return 6;
   return 0;
