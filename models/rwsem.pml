@@ -425,8 +425,13 @@ inline up_read(c, ok, rw, ww, n, br)
      do
      :: CAS_FAIR_BEGIN
         /* br: 0 nothing owed (or a newcomer owes it); 1 the writers go
-         * next; 2 no writer waits; 3 a turn held for late readers, with
-         * a writer waiting: wake it to wait on its lease.  */
+         * next: the turn ends (RTURN off), the writers are woken, and
+         * WPEND stays up, the claim of a writer asleep or awake (readers
+         * arriving meanwhile wait; a dead claimant's WPEND ends by a
+         * reader's T9 lease); 2 no writer waits: the leases end, RTURN
+         * and RWAIT (RWAIT -> RTURN for late readers, as T7); 3 a turn
+         * held for late readers, with a writer waiting: wake it to wait
+         * on its lease.  */
         d_step {
           c = count; ok = false;
           if

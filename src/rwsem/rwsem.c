@@ -57,13 +57,13 @@
  *                             L > 0 does not end (the late readers were
  *                             woken for it; the last of them to leave
  *                             ends it), and with WPEND a writer is woken
- *                             to wait for them on its lease; else with
- *                             WPEND, CAS clear RTURN,
- *                             bump wseq and wake a writer (the writers'
- *                             turn: see WAITING FLAGS); WPEND stays (a
- *                             live writer's claim); without WPEND, CAS
- *                             clear RTURN and RWAIT (RWAIT -> RTURN if
- *                             L > 0, as T7), wake all readers
+ *                             to wait for them on its lease.  Else with
+ *                             WPEND, CAS clear RTURN, bump wseq and wake
+ *                             a writer (the writers' turn: see WAITING
+ *                             FLAGS); WPEND stays (a live writer's
+ *                             claim).  Without WPEND, CAS clear RTURN and
+ *                             RWAIT (RWAIT -> RTURN if L > 0, as T7),
+ *                             wake all readers
  *   T5  writer enters         CAS set WRITER if no WRITER, R = 0, no RTURN
  *   T6  writer waits          CAS set WPEND|SLOW while WRITER, R > 0 or
  *                             RTURN, then futex_wait(wseq, g)
