@@ -344,6 +344,14 @@ static int wake_all(fl_rwsem_t *s, int32_t *seq)
   return wake(s, seq, INT32_MAX);
 }
 
+/* Wake both classes: whoever took every flag down (T9, a writer's T10,
+ * a fork child's release) or made the lock lost.  */
+static void wake_everybody(fl_rwsem_t *s)
+{
+  wake_all(s, &s->wseq);
+  wake_all(s, &s->rseq);
+}
+
 /* The writers' turn (T4, T7, T8, T11): wake one writer, any one:
  * whichever the kernel picks may take the lock (nothing is granted to a
  * particular writer), and one that cannot go yet sets WPEND again and
@@ -530,8 +538,7 @@ static void lease_expired(fl_rwsem_t *s, int32_t c)
   if (READERS(c) != 0 || (c & WRITER) || !(c & (WPEND | RTURN))
       || !cas(s, &c, with_slow(c & ~ends)))
     return;
-  wake_all(s, &s->wseq);
-  wake_all(s, &s->rseq);
+  wake_everybody(s);
 }
 
 /* ------------------------------------------------------------------ */
@@ -830,8 +837,7 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
           (c & WPEND) && !underflow(c)
           && !cas(s, &c, with_slow(c & ~(WPEND | ((c & WRITER) ? 0 : RWAIT)))))
         ;
-      wake_all(s, &s->wseq);
-      wake_all(s, &s->rseq);
+      wake_everybody(s);
       return ETIMEDOUT;
     }
     spins = stale = 0;
@@ -904,8 +910,7 @@ static void forget_the_parents_waiters(fl_rwsem_t *s)
 
   while (!cas(s, &c, with_slow(c & ~(FLAGS | LATE_MASK))))
     ;
-  wake_all(s, &s->wseq);
-  wake_all(s, &s->rseq);
+  wake_everybody(s);
 }
 
 /* up_write of a lock the caller holds, after the checks.  FL_ROBUST: a
@@ -923,8 +928,7 @@ int fl_rwsem_unlock_write(fl_rwsem_t *s)
   if (m & (int32_t)FL_RWSEM_ROBUST_DEAD) {
     fl_store_release(&s->mode, (m & ~(int32_t)FL_RWSEM_ROBUST_DEAD)
                                    | (int32_t)FL_RWSEM_ROBUST_LOST);
-    wake_all(s, &s->wseq);
-    wake_all(s, &s->rseq);
+    wake_everybody(s);
     return 0;
   }
   return write_release(s);
