@@ -8,8 +8,10 @@
  * the count word, as in the C.  SPIN assumes sequential consistency: the
  * barriers are argued in the C, not here.
  *
- * Processes: readers R1, R2; writers W1 (untimed) and W2 (timed: its
- * futex_wait may time out, and then it gives up, T10).  Each loops
+ * Processes: readers R1, R2 (with TIMED_READER, the last of them is
+ * timed: its futex_wait may time out, and then it gives up, a reader's
+ * T10); writers
+ * W1 (untimed) and W2 (timed: likewise, a writer's T10).  Each loops
  * forever: acquire, hold, release.  Without PSHARED the writers' turn
  * (T4, T7, T8) wakes one writer, any one, as the C's wake_writer_turn.
  *
@@ -39,7 +41,11 @@
  *   SPURIOUS=n     how many spurious futex_wait returns in a run (the
  *                  progress runs need a finite number: a waiter woken
  *                  spuriously forever is polled, not starved).
- *   TIMEOUTS=n     how many times W2's deadline may expire (likewise).
+ *   TIMEOUTS=n     how many times a deadline (W2's, and R2's with
+ *                  TIMED_READER) may expire in a run (likewise).
+ *   TIMED_READER   the last reader (R2, or R1 alone) waits with a
+ *                  deadline: a reader's T10, and a late
+ *                  reader that gives up takes its one off L (late_gone).
  *   BUG_FLAG_ADD   negative control, defect 1: the READ_BIAS restore adds
  *                  BIASED after reading it clear (two restorers carry).
  *   BUG_WAKE_ONE   negative control, defect 2: a releaser grants the lock
@@ -62,6 +68,14 @@
  *                  readers' turn nobody enters, and the lock, unused,
  *                  keeps RTURN (fl_rwsem_destroy said EBUSY; the next
  *                  writer waited out the lease).
+ *   BUG_TIMEOUT_LEAVES_TURN  negative control for the timed reader: its
+ *                  T10 does not run T4, so a turn made for it while it
+ *                  timed out is left with nobody to enter it (found by
+ *                  this model on 2026-12-05: the C's T10 was that).
+ *   BUG_TIMEOUT_KEEPS_LATE  negative control for the timed reader: a late
+ *                  reader that gives up leaves its one in L (late_gone
+ *                  not called), so a lock nobody uses keeps L (the
+ *                  idle check; in the C, fl_rwsem_destroy says EBUSY).
  *   BUG_NO_LATE    negative control for each reader's progress: a reader
  *                  that missed a turn does not count itself late (the C
  *                  before 2026-12-05), so with two readers one is woken
@@ -143,6 +157,13 @@
 #define TIMEOUTS 1
 #endif
 
+/* TIMED_READER: the last reader waits with a deadline.  */
+#ifdef TIMED_READER
+#define READER_TIMED true
+#else
+#define READER_TIMED false
+#endif
+
 /* Process ids for death and the progress formulas.  */
 #define R1 1
 #define R2 2
@@ -153,7 +174,7 @@ int  count;
 byte rseq, wseq;             /* the futex sequence words */
 bool rslp[2], wslp[2];       /* queued on the rseq / wseq futex */
 byte spur = SPURIOUS;        /* spurious returns left */
-byte tmo = TIMEOUTS;         /* W2 deadline expiries left */
+byte tmo = TIMEOUTS;         /* deadline expiries left (W2, R2) */
 byte dead;                   /* the process that died (PSHARED), 0 if none */
 
 /* Ghosts: who is inside, each process's phase (0 idle, 1 acquiring,
@@ -411,17 +432,10 @@ inline end_wpend(c, ok, rw, n)
   n = 0
 }
 
-/* up_read through the count word (also the undo of a failed T1): the
- * fastpath fetch_add of -READER and, for the last reader with SLOW
- * set, T4.  */
-inline up_read(c, ok, rw, ww, n, br)
+/* T4, run by whoever made R = 0 with SLOW up (readers_gone of the C):
+ * the last reader to leave, or a late reader that gave up (late_gone).  */
+inline readers_gone(c, ok, rw, ww, n, br)
 {
-  atomic {
-    ok = ((count & SLOW) != 0 && NR(count) == 1);
-    count = count - READER
-  };
-  if
-  :: ok ->
      do
      :: CAS_FAIR_BEGIN
         /* br: 0 nothing owed (or a newcomer owes it); 1 the writers go
@@ -474,14 +488,59 @@ T4:        cas(c, WITHSLOW(c & ~RTURN), ok)
            :: else -> skip
            fi;
            break
-        :: d_step { br != 0 && !ok -> br = 0; rw = false; ww = false }
+        :: d_step { (br == 1 || br == 2) && !ok -> br = 0; rw = false; ww = false }
         fi
      od
+}
+
+/* up_read through the count word (also the undo of a failed T1): the
+ * fastpath fetch_add of -READER and, for the last reader with SLOW
+ * set, T4.  */
+inline up_read(c, ok, rw, ww, n, br)
+{
+  atomic {
+    ok = ((count & SLOW) != 0 && NR(count) == 1);
+    count = count - READER
+  };
+  if
+  :: ok -> readers_gone(c, ok, rw, ww, n, br)
   :: else -> skip
   fi
 }
 
-proctype reader(byte i)
+/* A late reader that gives up without entering takes its one off L
+ * (late_gone of the C), then runs T4: a turn held for it alone ends.
+ * The C takes one off whatever L holds: on an FL_PSHARED lock a lease
+ * may have cleared this reader's one, and then the one it takes is
+ * another's (the ghosts follow, as in T2).  */
+inline late_gone(c, ok, rw, ww, n, br)
+{
+  do
+  :: d_step { c = count; if :: !(c & LMASK) -> c = 0 :: else -> skip fi };
+     if
+     :: c == 0 -> break
+     :: else ->
+        d_step {
+          if
+          :: count == c ->
+             count = c - LATE; ok = true;
+             if
+             :: lcnt[i] -> lcnt[i] = false
+             :: else -> lcnt[1 - i] = false
+             fi
+          :: else -> ok = false
+          fi;
+          c = 0
+        };
+        if
+        :: ok -> ok = false; readers_gone(c, ok, rw, ww, n, br); break
+        :: else -> skip
+        fi
+     fi
+  od
+}
+
+proctype reader(byte i; bool timed)
 {
   int c;
   bool ok, rw, ww, admitted, timedout, undo, polled, late;
@@ -492,6 +551,7 @@ proctype reader(byte i)
 #endif
   byte id = R1 + i;
 
+next:
   do
   ::
 #ifdef BIAS
@@ -571,7 +631,43 @@ T3:          if
            /* "admitted": rseq moved since the reader slept */
            futex_wait(ok, rseq, g, rslp[i], id,
                       0,
-                      false, timedout, admitted, polled)
+                      timed, timedout, admitted, polled)
+#ifdef TIMED_READER
+           ;
+           if
+           :: d_step { timedout -> timedout = false; admitted = false; polled = false; g = 0 };
+              /* T10 for a reader: my RWAIT may be the only one: clear
+               * it (the readers still asleep set it again), wake the
+               * readers, and run T4: a turn made for me after I slept
+               * (T7's CAS before my deadline) has nobody inside.  A
+               * late reader then takes its one off L.  */
+              do
+              :: d_step { c = count; if :: !(c & RWAIT) -> c = 0 :: else -> skip fi };
+                 if
+                 :: c == 0 -> break
+                 :: else ->
+T10:                cas(c, WITHSLOW(c & ~RWAIT), ok);
+                    if :: ok -> ok = false; break :: else -> skip fi
+                 fi
+              od;
+              bump_rseq(); wake_readers(n); n = 0;
+              d_step { rwaiting[i] = false; rg[i] = 0 };
+#ifndef BUG_TIMEOUT_LEAVES_TURN
+              readers_gone(c, ok, rw, ww, n, br);
+#endif
+              if
+#ifdef BUG_TIMEOUT_KEEPS_LATE
+              :: late -> late = false
+#else
+              :: late -> late = false; late_gone(c, ok, rw, ww, n, br)
+#endif
+              :: else -> skip
+              fi;
+              atomic { rph[i] = 0; rcall[i] = false };
+              goto next
+           :: else -> skip
+           fi
+#endif
         :: else -> skip                  /* a CAS failed: read again */
         fi
      od;
@@ -836,9 +932,11 @@ died:
 init
 {
   atomic {
-    run reader(0);
 #if NREADERS > 1
-    run reader(1);
+    run reader(0, false);
+    run reader(1, READER_TIMED);
+#else
+    run reader(0, READER_TIMED);
 #endif
     run writer(0, false)
 #if NWRITERS > 1

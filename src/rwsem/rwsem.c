@@ -88,11 +88,13 @@
  *                             everybody
  *   T10 timed waiter gives up a writer: CAS clear WPEND (and RWAIT
  *                             unless WRITER), bump both sequences, wake
- *                             everybody; a reader: CAS clear RWAIT (and
- *                             its one off L if it is late), bump rseq,
- *                             wake all readers.  Live waiters set
- *                             their flag again (so ETIMEDOUT leaves the
- *                             word as it was)
+ *                             everybody; a reader: CAS clear RWAIT,
+ *                             bump rseq, wake all readers, then T4 (a
+ *                             turn T7 made of its RWAIT after its
+ *                             deadline passed has nobody inside), and
+ *                             its one off L if it is late.  Live
+ *                             waiters set their flag again (so
+ *                             ETIMEDOUT leaves the word as it was)
  *   T11 downgrade             CAS WRITER -> R+1, and RWAIT -> RTURN as T7;
  *                             with WPEND, wake the writers as T7 does
  *   T12 dead owner taken over (FL_ROBUST) CAS of owner from the dead
@@ -707,11 +709,15 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
                                : 0);
     if (rc == ETIMEDOUT) {
       /* T10 for a reader: our RWAIT may be the only one; clear it, and
-       * the readers still asleep set it again.  */
+       * the readers still asleep set it again.  A writer's release may
+       * have made a turn of our RWAIT (T7) after our deadline passed:
+       * run T4, or that turn would have nobody to end it but a lease
+       * (models/rwsem.pml, TIMED_READER).  */
       c = fl_load_relaxed(&s->count);
       while ((c & RWAIT) && !underflow(c) && !cas(s, &c, with_slow(c & ~RWAIT)))
         ;
       wake_all(s, &s->rseq);
+      readers_gone(s);
       return ETIMEDOUT;
     }
     spins = stale = 0;
