@@ -508,6 +508,16 @@ inline up_read(c, ok, rw, ww, n, br)
   fi
 }
 
+/* The ghosts of a one taken off L by reader i (T2, late_gone): its own,
+ * or, where a lease cleared its own (FL_PSHARED), a stale one: another's.  */
+inline uncount_late()
+{
+  if
+  :: lcnt[i] -> lcnt[i] = false
+  :: else -> lcnt[1 - i] = false
+  fi
+}
+
 /* A late reader that gives up without entering takes its one off L
  * (late_gone of the C), then runs T4: a turn held for it alone ends.
  * The C takes one off whatever L holds: on an FL_PSHARED lock a lease
@@ -523,11 +533,7 @@ inline late_gone(c, ok, rw, ww, n, br)
         d_step {
           if
           :: count == c ->
-             count = c - LATE; ok = true;
-             if
-             :: lcnt[i] -> lcnt[i] = false
-             :: else -> lcnt[1 - i] = false
-             fi
+             count = c - LATE; ok = true; uncount_late()
           :: else -> ok = false
           fi;
           c = 0
@@ -585,11 +591,7 @@ T2:          if
              :: count == c ->
                 if
                 :: late && (c & LMASK) ->
-                   count = c + READER - LATE;
-                   if
-                   :: lcnt[i] -> lcnt[i] = false
-                   :: else -> lcnt[1 - i] = false   /* a stale one: another's */
-                   fi
+                   count = c + READER - LATE; uncount_late()
                 :: else -> count = c + READER
                 fi;
                 late = false; nr++; rph[i] = 2;
