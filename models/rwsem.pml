@@ -43,6 +43,12 @@
  *                  spuriously forever is polled, not starved).
  *   TIMEOUTS=n     how many times a deadline (W2's, and R2's with
  *                  TIMED_READER) may expire in a run (likewise).
+ *   DOWNGRADE      W1 may leave by downgrade (T11) and then up_read,
+ *                  instead of up_write.
+ *   BUG_DOWNGRADE_NO_WAKE  negative control for DOWNGRADE: the downgrade
+ *                  admits the waiting readers (RWAIT -> RTURN) but
+ *                  neither bumps rseq nor wakes them: a reader asleep
+ *                  then stays asleep (reader progress fails).
  *   TIMED_READER   the last reader (R2, or R1 alone) waits with a
  *                  deadline: a reader's T10, and a late
  *                  reader that gives up takes its one off L (late_gone).
@@ -76,6 +82,17 @@
  *                  reader that gives up leaves its one in L (late_gone
  *                  not called), so a lock nobody uses keeps L (the
  *                  idle check; in the C, fl_rwsem_destroy says EBUSY).
+ *   BUG_LATE_ONCE  negative control for DOWNGRADE on an FL_PSHARED lock:
+ *                  a late reader whose one a lease (T9) cleared does not
+ *                  count itself again (the C before 2026-12-06), so a
+ *                  writer that downgrades ends each turn as it leaves it,
+ *                  before the reader it admitted has run.
+ *   BUG_WRITERS_FIRST  negative control for each reader's progress: T7
+ *                  and T11 wake the writers before they bump rseq (the C
+ *                  before 2026-12-06), and the reader that sets RWAIT in
+ *                  that longer window enters a turn under it; an empty
+ *                  turn follows, and with two readers one of them is
+ *                  kept out round after round.
  *   BUG_NO_LATE    negative control for each reader's progress: a reader
  *                  that missed a turn does not count itself late (the C
  *                  before 2026-12-05), so with two readers one is woken
@@ -126,11 +143,17 @@
 #define T9_GHOSTS skip
 #endif
 
-/* A reader that missed a turn counts itself late (T3).  */
+/* A reader that missed a turn counts itself late (T3), and again if it
+ * finds L empty (an FL_PSHARED lease cleared its one).  */
 #ifdef BUG_NO_LATE
 #define COUNTS_LATE false
 #else
 #define COUNTS_LATE true
+#endif
+#ifdef BUG_LATE_ONCE
+#define RECOUNTS_LATE(c) false
+#else
+#define RECOUNTS_LATE(c) (((c) & LMASK) == 0)
 #endif
 
 #define NR(c)       (((c) & RMASK) / READER)
@@ -550,6 +573,7 @@ proctype reader(byte i; bool timed)
 {
   int c;
   bool ok, rw, ww, admitted, timedout, undo, polled, late;
+  bool fresh;                  /* read rseq again: T3's CAS failed, or T9 */
   byte br;
   byte g, n;
 #ifdef BIAS
@@ -606,18 +630,18 @@ T9:          if
              :: count == c -> count = WITHSLOW(c & ~T9_ENDS); ww = true; T9_GHOSTS
              :: else -> skip
              fi;
-             c = 0; polled = false
+             c = 0; polled = false; fresh = true
            }
         :: d_step {
              ((c & WRITER) || ((c & WPEND) && !(admitted && (c & RTURN)))) && !T9_READER(c) ->
 T3:          if
              :: count == c ->
                 if
-                :: COUNTS_LATE && admitted && !late -> count = WITHSLOW(c | RWAIT) + LATE; late = true; lcnt[i] = true
+                :: COUNTS_LATE && admitted && (!late || RECOUNTS_LATE(c)) -> count = WITHSLOW(c | RWAIT) + LATE; late = true; lcnt[i] = true
                 :: else -> count = WITHSLOW(c | RWAIT)
                 fi;
                 ok = true; rwaiting[i] = true; rg[i] = g
-             :: else -> skip
+             :: else -> fresh = true
              fi;
              c = 0; polled = false
            }
@@ -670,7 +694,11 @@ T10:                cas(c, WITHSLOW(c & ~RWAIT), ok);
            :: else -> skip
            fi
 #endif
-        :: else -> skip                  /* a CAS failed: read again */
+        :: else ->                       /* a CAS failed, or T9: read again */
+           if
+           :: fresh -> fresh = false; g = rseq   /* the C's outer loop */
+           :: else -> skip               /* T2's CAS failed: g stays */
+           fi
         fi
      od;
 holding:
@@ -763,6 +791,12 @@ T7:        d_step {
            if
            :: ok ->
               ok = false;
+#ifdef BUG_WRITERS_FIRST
+              if
+              :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
+              :: else -> skip
+              fi;
+#endif
               atomic { next_rseq(); rdue = false }; wake_readers(n);
               /* An empty turn is left to the T9 lease, even when the
                * wake found nobody asleep: a reader between setting
@@ -792,8 +826,10 @@ T7:        d_step {
               fi;
 #endif
               n = 0;
-              /* With WPEND up, the writers too: WPEND stays for them
-               * unless the wake found none (it may be our own, used up).  */
+              /* With WPEND up, the writers after the readers, as the C's
+               * writer_gone (the writers first made a cycle of r1_enters
+               * with two readers): WPEND stays for them unless the wake
+               * found none (it may be our own, used up).  */
               if
               :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
               :: else -> skip
@@ -812,10 +848,63 @@ released:
   skip
 }
 
+/* T11, downgrade (fl_rwsem_downgrade_raw): WRITER -> one reader in one
+ * CAS, RWAIT -> RTURN as T7 (admit); the readers' wake, then with WPEND
+ * the writers' turn as T7's (wake_writers of the C, which also takes a
+ * used-up WPEND down); the caller then holds a read lock, and leaves by
+ * up_read.  */
+inline downgrade(c, ok, rw, ww, n, br, admit)
+{
+  do
+  :: d_step {
+       c = count;
+       admit = ((c & RWAIT) != 0);
+       ww = ((c & WPEND) != 0)
+     };
+T11: d_step {
+       if
+       :: count == c ->
+          count = WITHSLOW(((c - WRITER + READER) & ~(admit -> RWAIT : 0)) | (admit -> RTURN : 0));
+          ok = true; nw--; wph[i] = 0; nr++; rdue = admit
+       :: else -> ok = false
+       fi;
+       c = 0
+     };
+     if
+     :: ok -> ok = false; break
+     :: else -> admit = false; ww = false
+     fi
+  od;
+#ifdef BUG_WRITERS_FIRST
+  if
+  :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
+  :: else -> skip
+  fi;
+#endif
+  if
+#ifdef BUG_DOWNGRADE_NO_WAKE
+  :: admit -> admit = false; rdue = false
+#else
+  :: admit -> admit = false; atomic { next_rseq(); rdue = false }; wake_readers(n); n = 0
+#endif
+  :: else -> skip
+  fi;
+  if
+  :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
+  :: else -> skip
+  fi;
+  atomic { nr-- };
+  up_read(c, ok, rw, ww, n, br)
+}
+
 proctype writer(byte i; bool timed)
 {
   int c;
   bool ok, rw, ww, timedout, moved, polled;
+#ifdef DOWNGRADE
+  bool admit;
+  byte br;
+#endif
   byte g, n;
   byte id = W1 + i;
 
@@ -923,7 +1012,14 @@ T10:                   cas(c, WITHSLOW(c & ~(WPEND | ((c & WRITER) -> 0 : RWAIT)
         :: else -> skip
         fi
      od;
+#ifdef DOWNGRADE
+     if
+     :: i == 0 -> downgrade(c, ok, rw, ww, n, br, admit)
+     :: true -> up_write(c, ok, rw, ww, n)
+     fi;
+#else
      up_write(c, ok, rw, ww, n);
+#endif
 next:
      wcall[i] = false
   od;

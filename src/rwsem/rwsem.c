@@ -51,7 +51,8 @@
  *                             reader that was admitted and is blocked
  *                             again missed its turn: it adds one to L in
  *                             the same CAS (once: it is late until it
- *                             enters)
+ *                             enters; again if L is 0, a lease having
+ *                             cleared it)
  *   T4  readers gone          the leaver that makes R = 0 (up_read, or a
  *                             fastpath add undone): a turn (RTURN) with
  *                             L > 0 does not end (the late readers were
@@ -68,11 +69,12 @@
  *   T6  writer waits          CAS set WPEND|SLOW while WRITER, R > 0 or
  *                             RTURN, then futex_wait(wseq, g)
  *   T7  writer leaves, readers wait (RWAIT; unless PREFER_WRITER with
- *                             WPEND): CAS RWAIT -> RTURN; with WPEND, wake
- *                             a writer, and CAS WPEND off if none was
- *                             asleep (the leaver's own used-up lease);
- *                             bump rseq, wake all readers.  A turn that
- *                             no reader enters ends by its lease (T9)
+ *                             WPEND): CAS RWAIT -> RTURN; bump rseq, wake
+ *                             all readers; then with WPEND, wake a
+ *                             writer, and CAS WPEND off if none was
+ *                             asleep (the leaver's own used-up lease).
+ *                             A turn that no reader enters ends by its
+ *                             lease (T9)
  *   T8  writer leaves, writers wait (WPEND): bump wseq, wake a
  *                             writer; WPEND stays up while any was
  *                             asleep, and goes if none was (as in T7)
@@ -145,9 +147,11 @@
  * writers did a tenth of their writes.  A late reader that never comes
  * (a process killed, or a reader stopped while rseq went round 2^32
  * times) leaves the turn to the same lease; on an FL_PSHARED lock T9
- * also clears L (a dead reader's one would stay for ever), and a live
- * late reader whose one it cleared is not counted again until it has
- * entered (doc/models.md: per-reader progress is not claimed there).  A
+ * also clears L (a dead reader's one would stay for ever); a live late
+ * reader that then misses a turn finds L empty and counts itself again
+ * (while another's one is in L it cannot tell that its own went, and
+ * waits uncounted: doc/models.md, per-reader progress with two readers
+ * is not claimed there).  A
  * private lock's T9 leaves L alone: its late readers are alive and will
  * take their ones off.  The count saturates at LATE_MAX: later late
  * readers are not counted.
@@ -502,16 +506,22 @@ static void writer_gone(fl_rwsem_t *s)
       /* T7: the readers' turn.  */
       if (!cas(s, &c, with_slow((c & ~RWAIT) | RTURN)))
         continue;
+      /* The readers first: until rseq moves, a reader that sets RWAIT
+       * now takes the coming bump for its admission (an empty turn
+       * later, doc/models.md).  With the writers' wake in between (the
+       * C until 2026-12-06) that window was long enough for the model
+       * to find a schedule in which one of two readers never got in,
+       * round after round.  Even if no reader was asleep the
+       * turn stays: a reader that set RWAIT and has not slept yet finds
+       * rseq moved and enters it.  Ending it here let the next writer
+       * in under that reader, again and again (the model's
+       * reader-progress counterexample); a turn nobody enters ends by
+       * its lease (T9).  */
+      wake_all(s, &s->rseq);
       /* WPEND may be our own lease, used up: if no writer sleeps behind
        * the turn, it goes (wake_writers).  */
       if (c & WPEND)
         wake_writers(s);
-      /* Even if no reader was asleep the turn stays: a reader that set
-       * RWAIT and has not slept yet finds rseq moved and enters it.
-       * Ending it here let the next writer in under that reader, again
-       * and again (the model's reader-progress counterexample); a turn
-       * nobody enters ends by its lease (T9).  */
-      wake_all(s, &s->rseq);
       return;
     }
     if (c & WPEND) {
@@ -693,8 +703,12 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
     }
     /* T3: the flag (a lease) and then the sleep; the word must still
      * block us as the CAS sets it.  Admitted and blocked again, we missed
-     * a turn: count ourselves late, once (LATE READERS).  */
-    count_in = admitted && !*late && (c & LATE_MASK) / LATE < LATE_MAX;
+     * a turn: count ourselves late, once (LATE READERS), or again if L
+     * is empty though we counted ourselves: an FL_PSHARED lease (T9)
+     * cleared our one, and uncounted we could miss every turn (a writer
+     * that downgrades ends, as it leaves, a turn nobody else is in).  */
+    count_in = admitted && (!*late || !(c & LATE_MASK))
+               && (c & LATE_MASK) / LATE < LATE_MAX;
     want = with_slow(c | RWAIT) + (count_in ? LATE : 0);
     if (!cas(s, &c, want))
       continue;
@@ -976,11 +990,12 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
     if (admit)
       want = (want & ~RWAIT) | RTURN;
   } while (!cas(s, &c, with_slow(want)));
-  /* WPEND may be our own, used up, as in T7: T4 would keep it.  */
-  if (want & WPEND)
-    wake_writers(s);
+  /* The readers first, then the writers, as in T7.  WPEND may be our
+   * own, used up: T4 would keep it.  */
   if (admit)
     wake_all(s, &s->rseq);
+  if (want & WPEND)
+    wake_writers(s);
   return 0;
 }
 
