@@ -455,6 +455,17 @@ inline end_wpend(c, ok, rw, n)
   n = 0
 }
 
+/* With WPEND seen (ww) by a leaving writer's CAS (T7, T11): the writers'
+ * turn, and WPEND's end if the wake found no writer (wake_writers of
+ * the C).  */
+inline writers_turn(c, ok, rw, ww, n)
+{
+  if
+  :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
+  :: else -> skip
+  fi
+}
+
 /* T4, run by whoever made R = 0 with SLOW up (readers_gone of the C):
  * the last reader to leave, or a late reader that gave up (late_gone).  */
 inline readers_gone(c, ok, rw, ww, n, br)
@@ -792,10 +803,7 @@ T7:        d_step {
            :: ok ->
               ok = false;
 #ifdef BUG_WRITERS_FIRST
-              if
-              :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
-              :: else -> skip
-              fi;
+              writers_turn(c, ok, rw, ww, n);
 #endif
               atomic { next_rseq(); rdue = false }; wake_readers(n);
               /* An empty turn is left to the T9 lease, even when the
@@ -830,10 +838,7 @@ T7:        d_step {
                * writer_gone (the writers first made a cycle of r1_enters
                * with two readers): WPEND stays for them unless the wake
                * found none (it may be our own, used up).  */
-              if
-              :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
-              :: else -> skip
-              fi;
+              writers_turn(c, ok, rw, ww, n);
               break
            :: else -> ww = false
            fi
@@ -876,10 +881,7 @@ T11: d_step {
      fi
   od;
 #ifdef BUG_WRITERS_FIRST
-  if
-  :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
-  :: else -> skip
-  fi;
+  writers_turn(c, ok, rw, ww, n);
 #endif
   if
 #ifdef BUG_DOWNGRADE_NO_WAKE
@@ -889,10 +891,7 @@ T11: d_step {
 #endif
   :: else -> skip
   fi;
-  if
-  :: ww -> ww = false; bump_wseq(); wake_writer_turn(n); end_wpend(c, ok, rw, n)
-  :: else -> skip
-  fi;
+  writers_turn(c, ok, rw, ww, n);
   atomic { nr-- };
   up_read(c, ok, rw, ww, n, br)
 }
