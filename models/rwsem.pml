@@ -37,7 +37,8 @@
  *   NO_WRAP        the 2-reader progress run: a bump of rseq or wseq
  *                  skips the g of a live waiter that read it and has not
  *                  slept (2^32 bumps in such a window do not happen in
- *                  the C; with SEQMOD 4 the wrap is a cycle of its own).
+ *                  the C; with SEQMOD 4 the wrap is a cycle of its own);
+ *                  SEQMOD is then 5 (see HITS).
  *   SPURIOUS=n     how many spurious futex_wait returns in a run (the
  *                  progress runs need a finite number: a waiter woken
  *                  spuriously forever is polled, not starved).
@@ -87,12 +88,6 @@
  *                  count itself again (the C before 2026-12-06), so a
  *                  writer that downgrades ends each turn as it leaves it,
  *                  before the reader it admitted has run.
- *   BUG_WRITERS_FIRST  negative control for each reader's progress: T7
- *                  and T11 wake the writers before they bump rseq (the C
- *                  before 2026-12-06), and the reader that sets RWAIT in
- *                  that longer window enters a turn under it; an empty
- *                  turn follows, and with two readers one of them is
- *                  kept out round after round.
  *   BUG_NO_LATE    negative control for each reader's progress: a reader
  *                  that missed a turn does not count itself late (the C
  *                  before 2026-12-05), so with two readers one is woken
@@ -171,7 +166,11 @@
 #endif
 
 #ifndef SEQMOD
+#ifdef NO_WRAP
+#define SEQMOD 5             /* a free value for next_rseq: see NO_WRAP */
+#else
 #define SEQMOD 4
+#endif
 #endif
 #ifndef SPURIOUS
 #define SPURIOUS 1
@@ -208,6 +207,7 @@ byte rph[2], wph[2];
 bool rwaiting[2];
 byte rg[2];
 byte wg[2];                  /* each writer's g (NO_WRAP) */
+byte rgh[2];                 /* each reader's g, from each read (NO_WRAP) */
 /* Each process between the start of its call and the end of its
  * release (its wakes included): while none is, nobody holds or waits,
  * and the word must be idle.  A process that died stays in its call.  */
@@ -321,16 +321,26 @@ inline wake_writer_turn(n)
 /* NO_WRAP (the 2-reader progress check): a bump skips the value g of any
  * other live waiter that read g and has not slept yet, as 2^32 bumps
  * never come round within one waiter's window in the C; with SEQMOD 4
- * that wrap is otherwise a cycle of its own (doc/models.md).  */
+ * that wrap is otherwise a cycle of its own (doc/models.md).  A reader's
+ * window opens at each read of rseq (rgh, NOTE_RG: at the top of its
+ * wait, after a failed CAS or its T9, on each return from its sleep),
+ * and, while it waits (rwaiting), the g it slept on (rg) is kept too:
+ * PENDING reads it.  Two values for each of two readers: SEQMOD 5 leaves
+ * a free one.  */
 #ifdef NO_WRAP
-#define HITS(i) (_pid != (i) + 2 && rwaiting[i] && !rslp[i] && dead != R1 + (i) && rg[i] == rseq)
+#define HITS(i) (_pid != (i) + 2 && rph[i] == 1 && !rslp[i] && dead != R1 + (i) && \
+                 (rgh[i] == rseq || rwaiting[i] && rg[i] == rseq))
 #define WHITS(j) (id != W1 + (j) && wph[j] == 1 && !wslp[j] && dead != W1 + (j) && wg[j] == wseq)
 #define NOTE_WG(i, g) wg[i] = g
+#define NOTE_RG(i, g) rgh[i] = g
 #else
 #define HITS(i) false
 #define WHITS(j) false
 #define NOTE_WG(i, g) skip
+#define NOTE_RG(i, g) skip
 #endif
+/* In futex_wait's return: a reader's (lease 0) new g.  */
+#define NOTE_WOKEN(lease, g) if :: (lease) == 0 -> NOTE_RG(i, g) :: else -> skip fi
 inline next_rseq() { rseq = (rseq + 1) % SEQMOD; do :: HITS(0) || HITS(1) -> rseq = (rseq + 1) % SEQMOD :: else -> break od }
 inline bump_rseq() { atomic { next_rseq() } }
 inline bump_wseq() { atomic { wseq = (wseq + 1) % SEQMOD; do :: WHITS(0) || WHITS(1) -> wseq = (wseq + 1) % SEQMOD :: else -> break od } }
@@ -379,14 +389,14 @@ inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved, polled)
 #endif
   fi;
   if
-  :: d_step { !slp -> moved = (seq != g); g = seq }
-  :: d_step { slp && spur > 0 -> slp = false; spur--; moved = (seq != g); g = seq }
+  :: d_step { !slp -> moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
+  :: d_step { slp && spur > 0 -> slp = false; spur--; moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
 #ifdef PSHARED
-  :: atomic { slp && timeout -> slp = false; polled = true; moved = (seq != g); g = seq }
+  :: atomic { slp && timeout -> slp = false; polled = true; moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
   :: atomic { CAN_DIE -> dead = id; goto died }
 #endif
-  :: d_step { slp && LEASE_FOR(lease) -> slp = false; polled = true; moved = (seq != g); g = seq }
-  :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; moved = (seq != g); g = seq }
+  :: d_step { slp && LEASE_FOR(lease) -> slp = false; polled = true; moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
+  :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
   fi
 }
 
@@ -615,7 +625,7 @@ T1:    count = count + READER;
        fi
      };
 slow:
-     g = rseq;
+     atomic { g = rseq; NOTE_RG(i, g) };
      do
      :: CAS_FAIR_BEGIN
         c = count;
@@ -707,7 +717,7 @@ T10:                cas(c, WITHSLOW(c & ~RWAIT), ok);
 #endif
         :: else ->                       /* a CAS failed, or T9: read again */
            if
-           :: fresh -> fresh = false; g = rseq   /* the C's outer loop */
+           :: d_step { fresh -> fresh = false; g = rseq; NOTE_RG(i, g) }   /* the C's outer loop */
            :: else -> skip               /* T2's CAS failed: g stays */
            fi
         fi
@@ -802,9 +812,6 @@ T7:        d_step {
            if
            :: ok ->
               ok = false;
-#ifdef BUG_WRITERS_FIRST
-              writers_turn(c, ok, rw, ww, n);
-#endif
               atomic { next_rseq(); rdue = false }; wake_readers(n);
               /* An empty turn is left to the T9 lease, even when the
                * wake found nobody asleep: a reader between setting
@@ -835,9 +842,8 @@ T7:        d_step {
 #endif
               n = 0;
               /* With WPEND up, the writers after the readers, as the C's
-               * writer_gone (the writers first made a cycle of r1_enters
-               * with two readers): WPEND stays for them unless the wake
-               * found none (it may be our own, used up).  */
+               * writer_gone: WPEND stays for them unless the wake found
+               * none (it may be our own, used up).  */
               writers_turn(c, ok, rw, ww, n);
               break
            :: else -> ww = false
@@ -880,9 +886,6 @@ T11: d_step {
      :: else -> admit = false; ww = false
      fi
   od;
-#ifdef BUG_WRITERS_FIRST
-  writers_turn(c, ok, rw, ww, n);
-#endif
   if
 #ifdef BUG_DOWNGRADE_NO_WAKE
   :: admit -> admit = false; rdue = false

@@ -508,10 +508,8 @@ static void writer_gone(fl_rwsem_t *s)
         continue;
       /* The readers first: until rseq moves, a reader that sets RWAIT
        * now takes the coming bump for its admission (an empty turn
-       * later, doc/models.md).  With the writers' wake in between (the
-       * C until 2026-12-06) that window was long enough for the model
-       * to find a schedule in which one of two readers never got in,
-       * round after round.  Even if no reader was asleep the
+       * later, doc/models.md); bumping straight after the CAS keeps
+       * that window short.  Even if no reader was asleep the
        * turn stays: a reader that set RWAIT and has not slept yet finds
        * rseq moved and enters it.  Ending it here let the next writer
        * in under that reader, again and again (the model's
