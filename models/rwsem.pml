@@ -339,8 +339,10 @@ inline wake_writer_turn(n)
 #define NOTE_WG(i, g) skip
 #define NOTE_RG(i, g) skip
 #endif
-/* In futex_wait's return: a reader's (lease 0) new g.  */
-#define NOTE_WOKEN(lease, g) if :: (lease) == 0 -> NOTE_RG(i, g) :: else -> skip fi
+/* futex_wait's return, however it came: whether seq moved since g, then
+ * the new g (noted for a reader: lease 0).  */
+#define WOKEN(seq, g, moved, lease) \
+  moved = (seq != g); g = seq; if :: (lease) == 0 -> NOTE_RG(i, g) :: else -> skip fi
 inline next_rseq() { rseq = (rseq + 1) % SEQMOD; do :: HITS(0) || HITS(1) -> rseq = (rseq + 1) % SEQMOD :: else -> break od }
 inline bump_rseq() { atomic { next_rseq() } }
 inline bump_wseq() { atomic { wseq = (wseq + 1) % SEQMOD; do :: WHITS(0) || WHITS(1) -> wseq = (wseq + 1) % SEQMOD :: else -> break od } }
@@ -389,14 +391,14 @@ inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved, polled)
 #endif
   fi;
   if
-  :: d_step { !slp -> moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
-  :: d_step { slp && spur > 0 -> slp = false; spur--; moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
+  :: d_step { !slp -> WOKEN(seq, g, moved, lease) }
+  :: d_step { slp && spur > 0 -> slp = false; spur--; WOKEN(seq, g, moved, lease) }
 #ifdef PSHARED
-  :: atomic { slp && timeout -> slp = false; polled = true; moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
+  :: atomic { slp && timeout -> slp = false; polled = true; WOKEN(seq, g, moved, lease) }
   :: atomic { CAN_DIE -> dead = id; goto died }
 #endif
-  :: d_step { slp && LEASE_FOR(lease) -> slp = false; polled = true; moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
-  :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; moved = (seq != g); g = seq; NOTE_WOKEN(lease, g) }
+  :: d_step { slp && LEASE_FOR(lease) -> slp = false; polled = true; WOKEN(seq, g, moved, lease) }
+  :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; WOKEN(seq, g, moved, lease) }
   fi
 }
 
