@@ -58,23 +58,26 @@
  *   BUG_WAKE_ONE   negative control, defect 2: a releaser grants the lock
  *                  to one waiting writer and FUTEX_WAKE(1)s an arbitrary
  *                  sleeping writer, which may not claim it.
- *   BUG_END_EMPTY_TURN  negative control for reader progress: T7 ends
- *                  the readers' turn at once when its FUTEX_WAKE woke
- *                  nobody (the C before 2026-12-01; it hung test-rwsem
- *                  under qemu-mipsel), so a reader on its way to sleep
- *                  loses every turn to a writer that keeps coming back.
+ *   BUG_END_LATE_TURN  negative control for reader progress: T7 ends
+ *                  a turn its FUTEX_WAKE found no reader asleep for even
+ *                  when a late reader is counted for it (as the C did
+ *                  before 2026-12-01 with no late count at all; it hung
+ *                  test-rwsem under qemu-mipsel), so a reader on its way
+ *                  to sleep loses every turn to a writer that keeps
+ *                  coming back.
+ *   BUG_KEEP_UNUSED_TURN  negative control for a clean idle word: T7
+ *                  keeps a turn its FUTEX_WAKE found no reader asleep for
+ *                  (the C before 2026-12-06), so with two writers a
+ *                  reader that reads rseq, sets RWAIT after a release's
+ *                  T7 and before its bump, takes that bump for its
+ *                  admission and enters with its RWAIT up, and the next
+ *                  writer's T7 turns it into a turn nobody enters: an
+ *                  unused lock keeps RTURN.
  *   BUG_T4_ENDS_WPEND  negative control for writer progress: the last
  *                  reader to leave (T4) takes WPEND down when its
  *                  FUTEX_WAKE woke no writer (the C before 2026-12-01
  *                  afternoon), so a writer awake in its slowpath loses
  *                  its claim to the readers arriving, again and again.
- *   BUG_T9_KEEPS_RWAIT  negative control for a clean idle word: T9 takes
- *                  WPEND and RTURN down but leaves RWAIT up (the C before
- *                  2026-12-04), so a reader gets in under its own stale
- *                  RWAIT, the next writer's release turns it into a
- *                  readers' turn nobody enters, and the lock, unused,
- *                  keeps RTURN (fl_rwsem_destroy said EBUSY; the next
- *                  writer waited out the lease).
  *   BUG_TIMEOUT_LEAVES_TURN  negative control for the timed reader: its
  *                  T10 does not run T4, so a turn made for it while it
  *                  timed out is left with nobody to enter it (found by
@@ -112,24 +115,11 @@
 #define FLAGS   (WPEND|RTURN|RWAIT)
 
 /* What the word of a lock nobody uses may not hold (every process out of
- * its calls): a holder or a waiter's flag.  With STRICT_IDLE not even an
- * empty readers' turn; that holds for one reader and one writer only:
- * with two of a class, a reader that reads rseq, then sets RWAIT after a
- * release's T7 and before its bump, takes that bump for its admission
- * and enters the turn with its RWAIT up, which the next writer's T7 then
- * turns into a turn nobody enters (it ends by the next waiter's lease).  */
-#ifdef STRICT_IDLE
+ * its calls): a holder, a waiter's flag, a readers' turn, a late count.  */
 #define IDLE_MASK (WRITER|RMASK|FLAGS|SLOW|LMASK)
-#else
-#define IDLE_MASK (WRITER|RMASK|WPEND|RWAIT|LMASK)
-#endif
 
 /* The flags T9 takes down: every lease, since it wakes every class.  */
-#ifdef BUG_T9_KEEPS_RWAIT
-#define T9_FLAGS (WPEND|RTURN)
-#else
 #define T9_FLAGS (WPEND|RTURN|RWAIT)
-#endif
 #ifdef PSHARED
 #define T9_ENDS (T9_FLAGS|LMASK)
 #define T9_GHOSTS lcnt[0] = false; lcnt[1] = false
@@ -467,6 +457,37 @@ inline end_wpend(c, ok, rw, n)
   n = 0
 }
 
+/* T7's wake found no reader asleep: the turn ends (RTURN off) if nobody
+ * is inside and no late reader is counted for it (turn_unused of the C);
+ * a writer that set WPEND behind it joins the writers' turn (ww; rw
+ * holds the ended word's WPEND meanwhile).  */
+#ifdef BUG_END_LATE_TURN
+#define UNUSED_TURN(c) ((c & RTURN) && !(c & WRITER) && NR(c) == 0)
+#else
+#define UNUSED_TURN(c) ((c & RTURN) && !(c & WRITER) && NR(c) == 0 && !(c & LMASK))
+#endif
+inline end_unused_turn(c, ok, rw, ww)
+{
+  do
+  :: d_step {
+       c = count;
+       if
+       :: UNUSED_TURN(c) -> rw = ((c & WPEND) != 0)
+       :: else -> c = 0
+       fi
+     };
+     if
+     :: c == 0 -> break
+     :: else ->
+        cas(c, WITHSLOW(c & ~RTURN), ok);
+        if
+        :: ok -> ok = false; ww = ww || rw; rw = false; break
+        :: else -> rw = false
+        fi
+     fi
+  od
+}
+
 /* With WPEND seen (ww) by a leaving writer's CAS (T7, T11): the writers'
  * turn, and WPEND's end if the wake found no writer (wake_writers of
  * the C).  */
@@ -480,7 +501,7 @@ inline writers_turn(c, ok, rw, ww, n)
 
 /* T4, run by whoever made R = 0 with SLOW up (readers_gone of the C):
  * the last reader to leave, or a late reader that gave up (late_gone).  */
-inline readers_gone(c, ok, rw, ww, n, br)
+inline readers_gone(c, ok, rw, n, br)
 {
      do
      :: CAS_FAIR_BEGIN
@@ -506,7 +527,7 @@ inline readers_gone(c, ok, rw, ww, n, br)
           :: br == 0 || br == 3 -> c = 0
           :: else -> skip
           fi;
-          rw = ((c & RWAIT) != 0); ww = ((c & RTURN) != 0)
+          rw = ((c & RWAIT) != 0)
         };
         if
         :: br == 1 ->
@@ -516,9 +537,9 @@ T4:        cas(c, WITHSLOW(c & ~RTURN), ok)
         fi
         CAS_FAIR_END;
         if
-        :: d_step { br == 0 -> rw = false; ww = false }; break
+        :: d_step { br == 0 -> rw = false }; break
         :: d_step { br == 3 -> br = 0 }; bump_wseq(); wake_writer_turn(n); n = 0; break
-        :: d_step { br == 1 && ok -> ok = false; br = 0; rw = false; ww = false };
+        :: d_step { br == 1 && ok -> ok = false; br = 0; rw = false };
            bump_wseq(); wake_writer_turn(n);
 #ifdef BUG_T4_ENDS_WPEND
            end_wpend(c, ok, rw, n);
@@ -526,15 +547,11 @@ T4:        cas(c, WITHSLOW(c & ~RTURN), ok)
            n = 0; break
         :: d_step { br == 2 && ok -> ok = false; br = 0 };
            if
-           :: ww -> ww = false; bump_wseq(); wake_writers(n); n = 0
-           :: else -> skip
-           fi;
-           if
            :: rw -> rw = false; bump_rseq(); wake_readers(n); n = 0
            :: else -> skip
            fi;
            break
-        :: d_step { (br == 1 || br == 2) && !ok -> br = 0; rw = false; ww = false }
+        :: d_step { (br == 1 || br == 2) && !ok -> br = 0; rw = false }
         fi
      od
 }
@@ -542,14 +559,14 @@ T4:        cas(c, WITHSLOW(c & ~RTURN), ok)
 /* up_read through the count word (also the undo of a failed T1): the
  * fastpath fetch_add of -READER and, for the last reader with SLOW
  * set, T4.  */
-inline up_read(c, ok, rw, ww, n, br)
+inline up_read(c, ok, rw, n, br)
 {
   atomic {
     ok = ((count & SLOW) != 0 && NR(count) == 1);
     count = count - READER
   };
   if
-  :: ok -> readers_gone(c, ok, rw, ww, n, br)
+  :: ok -> readers_gone(c, ok, rw, n, br)
   :: else -> skip
   fi
 }
@@ -569,7 +586,7 @@ inline uncount_late()
  * The C takes one off whatever L holds: on an FL_PSHARED lock a lease
  * may have cleared this reader's one, and then the one it takes is
  * another's (the ghosts follow, as in T2).  */
-inline late_gone(c, ok, rw, ww, n, br)
+inline late_gone(c, ok, rw, n, br)
 {
   do
   :: d_step { c = count; if :: !(c & LMASK) -> c = 0 :: else -> skip fi };
@@ -585,7 +602,7 @@ inline late_gone(c, ok, rw, ww, n, br)
           c = 0
         };
         if
-        :: ok -> ok = false; readers_gone(c, ok, rw, ww, n, br); break
+        :: ok -> ok = false; readers_gone(c, ok, rw, n, br); break
         :: else -> skip
         fi
      fi
@@ -702,13 +719,13 @@ T10:                cas(c, WITHSLOW(c & ~RWAIT), ok);
               bump_rseq(); wake_readers(n); n = 0;
               d_step { rwaiting[i] = false; rg[i] = 0 };
 #ifndef BUG_TIMEOUT_LEAVES_TURN
-              readers_gone(c, ok, rw, ww, n, br);
+              readers_gone(c, ok, rw, n, br);
 #endif
               if
 #ifdef BUG_TIMEOUT_KEEPS_LATE
               :: late -> late = false
 #else
-              :: late -> late = false; late_gone(c, ok, rw, ww, n, br)
+              :: late -> late = false; late_gone(c, ok, rw, n, br)
 #endif
               :: else -> skip
               fi;
@@ -748,7 +765,7 @@ holding:
      :: else ->
 #endif
         atomic { nr--; rph[i] = 0 };
-leave:  up_read(c, ok, rw, ww, n, br);
+leave:  up_read(c, ok, rw, n, br);
         if
         :: undo -> undo = false; goto slow
         :: else -> rcall[i] = false
@@ -815,30 +832,14 @@ T7:        d_step {
            :: ok ->
               ok = false;
               atomic { next_rseq(); rdue = false }; wake_readers(n);
-              /* An empty turn is left to the T9 lease, even when the
-               * wake found nobody asleep: a reader between setting
-               * RWAIT and sleeping is still on its way in.  */
-#ifdef BUG_END_EMPTY_TURN
+              /* A turn whose wake found no reader asleep is unused
+               * unless a late reader is counted for it: end it now
+               * (turn_unused of the C).  A reader between its T3 and its
+               * sleep finds rseq moved, is admitted, finds the turn
+               * gone and counts itself late for the next one.  */
+#ifndef BUG_KEEP_UNUSED_TURN
               if
-              :: n == 0 ->               /* nobody asleep: end the turn */
-                 do
-                 :: d_step {
-                      c = count;
-                      if
-                      :: (c & RTURN) && !(c & WRITER) && NR(c) == 0 -> skip
-                      :: else -> c = 0
-                      fi
-                    };
-                    if
-                    :: c == 0 -> break
-                    :: else ->
-                       cas(c, WITHSLOW(c & ~RTURN), ok);
-                       if
-                       :: ok -> ok = false; bump_wseq(); wake_writers(n); break
-                       :: else -> skip
-                       fi
-                    fi
-                 od
+              :: n == 0 -> end_unused_turn(c, ok, rw, ww)
               :: else -> skip
               fi;
 #endif
@@ -898,7 +899,7 @@ T11: d_step {
   fi;
   writers_turn(c, ok, rw, ww, n);
   atomic { nr-- };
-  up_read(c, ok, rw, ww, n, br)
+  up_read(c, ok, rw, n, br)
 }
 
 proctype writer(byte i; bool timed)

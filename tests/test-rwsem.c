@@ -1024,6 +1024,36 @@ START_TEST(an_abandoned_turn_is_not_busy)
 }
 END_TEST
 
+/* A writer's release that makes a readers' turn of RWAIT (T7) and wakes
+ * no reader ends the turn at once unless a late reader is counted for it
+ * (turn_unused).  The RWAIT is set by hand, as a reader leaves it that
+ * set it between a release's T7 and its bump and entered with it up, the
+ * race (with two readers or two writers, doc/models.md) a few
+ * instructions wide.  Then with a late reader counted: the turn stays,
+ * for it.  */
+START_TEST(a_turn_nobody_wakes_for_ends_at_once)
+{
+  fl_rwsem_t s;
+  unsigned mode = modes[_i];
+  const int32_t stale = FL_RWSEM_RWAIT | FL_RWSEM_SLOW;
+
+  init_mode(&s, mode);
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  fl_atomic_fetch_or_relaxed(&s.count, stale);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert_msg(is_idle(&s), "count %#x", (unsigned)count_of(&s));
+
+  ck_assert_int_eq(fl_rwsem_down_write(&s), 0);
+  fl_atomic_fetch_or_relaxed(&s.count, stale | FL_RWSEM_LATE);
+  ck_assert_int_eq(fl_rwsem_up_write(&s), 0);
+  ck_assert_int_eq(count_of(&s) & ~(FL_RWSEM_BIASED | FL_RWSEM_SHARED),
+                   FL_RWSEM_RTURN | FL_RWSEM_SLOW | FL_RWSEM_LATE);
+  fl_store_relaxed(&s.count,
+                   count_of(&s) & (FL_RWSEM_BIASED | FL_RWSEM_SHARED));
+  done_with(&s);
+}
+END_TEST
+
 /* READ_BIAS: a reader holds the lock without writing a word of it.  */
 START_TEST(biased_readers_leave_the_lock_alone)
 {
@@ -1259,6 +1289,7 @@ static Suite *rwsem_suite(void)
   tcase_add_loop_test(tt, destroy_refuses_a_busy_lock, 0, NMODES);
   tcase_add_loop_test(tt, timed_reader_ends_the_turn_it_gave_up, 0, NMODES);
   tcase_add_loop_test(tt, an_abandoned_turn_is_not_busy, 0, NMODES);
+  tcase_add_loop_test(tt, a_turn_nobody_wakes_for_ends_at_once, 0, NMODES);
   tcase_add_loop_test(tt, biased_readers_leave_the_lock_alone, 0, 2);
   tcase_add_test(tt, writer_revokes_the_bias_and_it_comes_back);
   tcase_add_test(tt, queued_writer_closes_the_bias);

@@ -73,7 +73,10 @@
  *                             all readers; then with WPEND, wake a
  *                             writer, and CAS WPEND off if none was
  *                             asleep (the leaver's own used-up lease).
- *                             A turn that no reader enters ends by its
+ *                             If the wake woke no reader and no late
+ *                             reader is counted (L = 0), CAS RTURN off
+ *                             again, nobody inside (turn_unused); a turn
+ *                             whose woken readers never come ends by its
  *                             lease (T9)
  *   T8  writer leaves, writers wait (WPEND): bump wseq, wake a
  *                             writer; WPEND stays up while any was
@@ -321,6 +324,16 @@ static int underflow(int32_t c)
   return READERS(c) >= FL_RWSEM_UNDERFLOW;
 }
 
+/* c, or, if c shows such an undo in flight, the word once it is done.  */
+static int32_t settled(fl_rwsem_t *s, int32_t c)
+{
+  while (underflow(c)) {
+    fl_cpu_relax();
+    c = fl_load_relaxed(&s->count);
+  }
+  return c;
+}
+
 /* CAS the count word from *c to want; on failure *c is what was there.
  * Acquire and release: a transition may admit its caller (T2, T5: the
  * critical section must see the last holder's release) or hand over
@@ -454,11 +467,7 @@ static void readers_gone(fl_rwsem_t *s)
   for (;;) {
     int32_t want;
 
-    if (underflow(c)) {
-      fl_cpu_relax();
-      c = fl_load_relaxed(&s->count);
-      continue;
-    }
+    c = settled(s, c);
     if (READERS(c) != 0 || (c & WRITER) || !(c & FLAGS))
       return;
     /* A turn that late readers were woken for is theirs to end: the
@@ -489,17 +498,31 @@ static void readers_gone(fl_rwsem_t *s)
     wake_all(s, &s->rseq);
 }
 
+/* T7's wake found no reader asleep: end the turn (RTURN off) if nobody
+ * is inside it and no late reader is counted for it (readers inside, or
+ * a late one, end it by T4).  Returns WPEND if the word it left has it
+ * (a writer that set it behind the turn is the writers' turn's to wake,
+ * as T4 would have woken it), else 0.  */
+static int32_t turn_unused(fl_rwsem_t *s)
+{
+  int32_t c = fl_load_relaxed(&s->count);
+
+  for (;;) {
+    c = settled(s, c);
+    if (!(c & RTURN) || (c & (WRITER | LATE_MASK)) || READERS(c) != 0)
+      return 0;
+    if (cas(s, &c, with_slow(c & ~RTURN)))
+      return c & WPEND;
+  }
+}
+
 /* T7 or T8, after a writer left (WRITER already gone from the word).  */
 static void writer_gone(fl_rwsem_t *s)
 {
   int32_t c = fl_load_relaxed(&s->count);
 
   for (;;) {
-    if (underflow(c)) {
-      fl_cpu_relax();
-      c = fl_load_relaxed(&s->count);
-      continue;
-    }
+    c = settled(s, c);
     if (c & WRITER)
       return; /* a writer took it since: its release does the work */
     if ((c & RWAIT) && !(prefers(s, FL_RWSEM_PREFER_WRITER) && (c & WPEND))) {
@@ -507,15 +530,17 @@ static void writer_gone(fl_rwsem_t *s)
       if (!cas(s, &c, with_slow((c & ~RWAIT) | RTURN)))
         continue;
       /* The readers first: until rseq moves, a reader that sets RWAIT
-       * now takes the coming bump for its admission (an empty turn
-       * later, doc/models.md); bumping straight after the CAS keeps
-       * that window short.  Even if no reader was asleep the
-       * turn stays: a reader that set RWAIT and has not slept yet finds
-       * rseq moved and enters it.  Ending it here let the next writer
-       * in under that reader, again and again (the model's
-       * reader-progress counterexample); a turn nobody enters ends by
-       * its lease (T9).  */
-      wake_all(s, &s->rseq);
+       * now takes the coming bump for its admission; bumping straight
+       * after the CAS keeps that window short.  A turn whose wake found
+       * no reader asleep ends at once unless a late reader is counted
+       * for it (turn_unused): a reader that set RWAIT and has not slept
+       * yet finds rseq moved, finds the turn gone and counts itself
+       * late, so the next turn waits for it (LATE READERS).  Kept, such
+       * a turn waited for its lease (T9) with nobody to enter it; and a
+       * reader that had set RWAIT in that window and entered with it
+       * still up left the next writer's T7 a turn nobody entered.  */
+      if (wake_all(s, &s->rseq) == 0)
+        c |= turn_unused(s);
       /* WPEND may be our own lease, used up: if no writer sleeps behind
        * the turn, it goes (wake_writers).  */
       if (c & WPEND)
@@ -534,12 +559,12 @@ static void writer_gone(fl_rwsem_t *s)
 /* T9: a waiter's lease ran out on word c, and the word is still c.
  * RWAIT goes too: the lock is free and every class is woken, so the
  * readers asleep may use it, and those still blocked set it again.
- * Left up, a reader got in under its own RWAIT; a writer that came while
- * it was inside kept it (T4 keeps the flags while WPEND is up), and that
- * writer's release (T7) turned it into a readers' turn that no reader
- * entered: an unused lock kept RTURN, so fl_rwsem_destroy said EBUSY
- * and the next writer waited out a lease (the model's
- * BUG_T9_KEEPS_RWAIT).  L goes on an FL_PSHARED lock only: a late reader
+ * Left up (until 2026-12-04), a reader got in under its own RWAIT; a
+ * writer that came while it was inside kept it (T4 keeps the flags while
+ * WPEND is up), and that writer's release (T7) turned it into a readers'
+ * turn that no reader entered (since 2026-12-06 T7 ends such a turn at
+ * once, turn_unused, and the model finds no harm in a T9 that leaves
+ * RWAIT up: it costs that release a CAS and a wake).  L goes on an FL_PSHARED lock only: a late reader
  * there may have died (LATE READERS).  */
 static void lease_expired(fl_rwsem_t *s, int32_t c)
 {
@@ -643,12 +668,7 @@ static void late_gone(fl_rwsem_t *s)
 {
   int32_t c = fl_load_relaxed(&s->count);
 
-  while (c & LATE_MASK) {
-    if (underflow(c)) {
-      fl_cpu_relax();
-      c = fl_load_relaxed(&s->count);
-      continue;
-    }
+  for (c = settled(s, c); c & LATE_MASK; c = settled(s, c)) {
     if (cas(s, &c, c - LATE)) {
       readers_gone(s);
       return;
@@ -673,11 +693,7 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
     if (lost(s))
       return ENOTRECOVERABLE;
     for (;;) {
-      if (underflow(c)) {
-        fl_cpu_relax();
-        c = fl_load_relaxed(&s->count);
-        continue;
-      }
+      c = settled(s, c);
       if (read_may_enter(s, c, admitted)) {
         int32_t mine = *late && (c & LATE_MASK) ? LATE : 0;
 
@@ -818,11 +834,7 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     if (lost(s))
       return ENOTRECOVERABLE;
     for (;;) {
-      if (underflow(c)) {
-        fl_cpu_relax();
-        c = fl_load_relaxed(&s->count);
-        continue;
-      }
+      c = settled(s, c);
       if (!(c & (WRITER | RTURN)) && READERS(c) == 0) {
         if (cas(s, &c, c | WRITER)) /* T5 */
           return 0;
@@ -979,10 +991,7 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
   fl_store_relaxed(&s->owner_ns, 0);
   c = fl_load_relaxed(&s->count);
   do {
-    while (underflow(c)) {
-      fl_cpu_relax();
-      c = fl_load_relaxed(&s->count);
-    }
+    c = settled(s, c);
     admit = (c & RWAIT) && !(prefers(s, FL_RWSEM_PREFER_WRITER) && (c & WPEND));
     want = c - WRITER + READER;
     if (admit)
@@ -1032,9 +1041,8 @@ int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
 
 /* Busy: held, or a waiter's flag (WPEND, RWAIT) up.  A readers' turn
  * with nobody inside is neither: it outlives the readers it was given to
- * when they time out or die before entering, or was made of a reader's
- * RWAIT that outlived its wait (doc/models.md: an empty readers' turn),
- * and it ends by the next waiter's lease (T9) or reader.  */
+ * when they die before entering (FL_PSHARED), and it ends by the next
+ * waiter's lease (T9) or reader.  */
 int fl_rwsem_destroy_raw(fl_rwsem_t *s)
 {
   if (lost(s))
