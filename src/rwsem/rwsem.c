@@ -564,8 +564,9 @@ static void writer_gone(fl_rwsem_t *s)
  * WPEND is up), and that writer's release (T7) turned it into a readers'
  * turn that no reader entered (since 2026-12-06 T7 ends such a turn at
  * once, turn_unused, and the model finds no harm in a T9 that leaves
- * RWAIT up: it costs that release a CAS and a wake).  L goes on an FL_PSHARED lock only: a late reader
- * there may have died (LATE READERS).  */
+ * RWAIT up: it costs that release a CAS and a wake).  L goes on an
+ * FL_PSHARED lock only: a late reader there may have died (LATE
+ * READERS).  */
 static void lease_expired(fl_rwsem_t *s, int32_t c)
 {
   int32_t ends = FLAGS | (pshared(s) ? LATE_MASK : 0);
