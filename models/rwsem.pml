@@ -462,10 +462,11 @@ inline end_wpend(c, ok, rw, n)
  * a writer that set WPEND behind it joins the writers' turn (ww; rw
  * holds the ended word's WPEND meanwhile).  */
 #ifdef BUG_END_LATE_TURN
-#define UNUSED_TURN(c) ((c & RTURN) && !(c & WRITER) && NR(c) == 0)
+#define TURN_KEPT_FOR 0      /* not even a late reader keeps it */
 #else
-#define UNUSED_TURN(c) ((c & RTURN) && !(c & WRITER) && NR(c) == 0 && !(c & LMASK))
+#define TURN_KEPT_FOR LMASK
 #endif
+#define UNUSED_TURN(c) ((c & RTURN) && !(c & WRITER) && NR(c) == 0 && !(c & TURN_KEPT_FOR))
 inline end_unused_turn(c, ok, rw, ww)
 {
   do
