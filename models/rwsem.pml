@@ -33,7 +33,9 @@
  *                  asleep or out of its calls (it outlasts whatever a
  *                  running process still owes: a T7 and its bump, a T4,
  *                  a wake), and a writer in its call before its
- *                  fastpath counts as on its way.
+ *                  fastpath counts as on its way.  It also rules out a
+ *                  late reader whose one a lease cleared (no recount:
+ *                  doc/models.md, two readers on an FL_PSHARED lock).
  *   NO_WRAP        the 2-reader progress run: a bump of rseq or wseq
  *                  skips the g of a live waiter that read it and has not
  *                  slept (2^32 bumps in such a window do not happen in
