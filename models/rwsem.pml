@@ -33,9 +33,19 @@
  *                  asleep or out of its calls (it outlasts whatever a
  *                  running process still owes: a T7 and its bump, a T4,
  *                  a wake), and a writer in its call before its
- *                  fastpath counts as on its way.  It also rules out a
- *                  late reader whose one a lease cleared (no recount:
- *                  doc/models.md, two readers on an FL_PSHARED lock).
+ *                  fastpath counts as on its way.  Alone it also rules
+ *                  out a late reader whose one a lease cleared (no
+ *                  recount); LEASE_EARLY lets that in (doc/models.md,
+ *                  two readers on an FL_PSHARED lock).
+ *   LEASE_EARLY=n  with LEASE_ASSUMED: up to n leases in a run may run
+ *                  out early, while a waiter admitted or a writer awake
+ *                  is still on its way, or (LEASE_QUIET) another process
+ *                  is still running in its call: that process was kept
+ *                  off the CPU for longer than a lease (2 ms).  A finite
+ *                  number, as SPURIOUS and TIMEOUTS: the progress runs
+ *                  then show progress after any n early leases, and the
+ *                  state an early lease leaves (on an FL_PSHARED lock, a
+ *                  live late reader's one cleared from L) is searched.
  *   NO_WRAP        the 2-reader progress run: a bump of rseq or wseq
  *                  skips the g of a live waiter that read it and has not
  *                  slept (2^32 bumps in such a window do not happen in
@@ -236,12 +246,27 @@ byte grant;                  /* the writer (1 + index) granted the lock */
 #define ONWAY(j)    (wph[j] == 1 && !wslp[j] && dead != W1 + (j))
 #define QUIET       true
 #endif
+/* LEASE_KEPT: the lease outlasts what it waits for (LEASE_ASSUMED);
+ * LEASE_OK: it may run out now (kept, or one of LEASE_EARLY's).  */
 #ifdef LEASE_ASSUMED
-#define LEASE_OK    (!PENDING(0) && !PENDING(1) && QUIET)
-#define WLEASE_OK   (!ONWAY(0) && !ONWAY(1) && QUIET)
+#define LEASE_KEPT  (!PENDING(0) && !PENDING(1) && QUIET)
+#define WLEASE_KEPT (!ONWAY(0) && !ONWAY(1) && QUIET)
 #else
-#define LEASE_OK    true
-#define WLEASE_OK   true
+#define LEASE_KEPT  true
+#define WLEASE_KEPT true
+#endif
+#ifdef LEASE_EARLY
+byte early = LEASE_EARLY;    /* early leases left in this run */
+#define LEASE_OK    (LEASE_KEPT || early > 0)
+#define WLEASE_OK   (WLEASE_KEPT || early > 0)
+/* A lease of futex_wait (w as in LEASE_FOR) or a writer's T9 that runs
+ * out while not kept spends one (the macro ends its own statement, so
+ * that without LEASE_EARLY it adds none).  */
+#define SPEND_EARLY(w) if :: !LEASE_KEPT || (w) == 0 && !WLEASE_KEPT -> early-- :: else -> skip fi;
+#else
+#define LEASE_OK    LEASE_KEPT
+#define WLEASE_OK   WLEASE_KEPT
+#define SPEND_EARLY(w)
 #endif
 
 /* CAS_FAIR (the progress checks): a waiter's read of the count word and
@@ -389,7 +414,7 @@ inline futex_wait(ok, seq, g, slp, id, lease, timed, timedout, moved, polled)
   :: atomic { slp && timeout -> slp = false; polled = true; WOKEN(seq, g, moved, lease) }
   :: atomic { CAN_DIE -> dead = id; goto died }
 #endif
-  :: d_step { slp && LEASE_FOR(lease) -> slp = false; polled = true; WOKEN(seq, g, moved, lease) }
+  :: d_step { slp && LEASE_FOR(lease) -> slp = false; polled = true; SPEND_EARLY(lease) WOKEN(seq, g, moved, lease) }
   :: d_step { slp && timed && tmo > 0 -> slp = false; tmo--; timedout = true; WOKEN(seq, g, moved, lease) }
   fi
 }
@@ -960,6 +985,7 @@ T5:          if
 #endif
         :: d_step {
              (c & RTURN) && !(c & WRITER) && NR(c) == 0 && LEASE_OK ->
+             SPEND_EARLY(1)
 T9:          if
              :: count == c -> count = WITHSLOW(c & ~T9_ENDS); moved = true; T9_GHOSTS
              :: else -> skip
@@ -972,7 +998,7 @@ T9:          if
            :: else -> skip
            fi
         :: d_step {
-             ((c & WRITER) || NR(c) > 0 || ((c & RTURN) && !LEASE_OK)) ->
+             ((c & WRITER) || NR(c) > 0 || ((c & RTURN) && !LEASE_KEPT)) ->
 T6:          if
              :: count == c -> count = WITHSLOW(c | WPEND); ok = true
              :: else -> g = 0

@@ -153,8 +153,8 @@
  * also clears L (a dead reader's one would stay for ever); a live late
  * reader that then misses a turn finds L empty and counts itself again
  * (while another's one is in L it cannot tell that its own went, and
- * waits uncounted: doc/models.md, two readers on an FL_PSHARED lock:
- * the recount's progress is searched with one reader only).  A private
+ * waits uncounted: with two readers the model finds it starving so, turn
+ * after turn: doc/models.md, open findings; not fixed).  A private
  * lock's T9 leaves L alone: its late readers are alive and will take
  * their ones off.  The count saturates at LATE_MAX: later late readers
  * are not counted.
