@@ -486,6 +486,39 @@ START_TEST(atfork_child_forgets_the_parents_waiters)
 }
 END_TEST
 
+/* A lease (T9) on an FL_PSHARED lock clears L, the late readers' count,
+ * since a late reader may have died, and advances E, the epoch of L, in
+ * the same CAS: a live late reader whose one went sees E moved and
+ * counts itself again (rwsem.c, LATE READERS; counting itself again only
+ * when it found L empty, it starved beside another late reader in the
+ * model).  The late one here is a dead reader's, with the WPEND of a dead
+ * writer, put into the word by hand: a reader blocked by WPEND alone
+ * waits out its lease and runs T9.  E has two bits and comes round after
+ * four clears; an unused lock may keep any E.  */
+START_TEST(lease_that_clears_late_readers_advances_their_epoch)
+{
+  struct shared *g = shared_new(FL_PSHARED);
+  const int32_t stale =
+      (int32_t)((uint32_t)FL_RWSEM_SLOW | FL_RWSEM_WPEND | FL_RWSEM_LATE);
+  int i;
+
+  for (i = 1; i <= 4; i++) {
+    int32_t epoch = (i % 4) * FL_RWSEM_EPOCH;
+    int32_t c;
+
+    set(&g->lock.count, get(&g->lock.count) | stale);
+    ck_assert_int_eq(fl_rwsem_down_read(&g->lock), 0);
+    c = get(&g->lock.count);
+    ck_assert_int_eq(c & (FL_RWSEM_LATE_MASK | FL_RWSEM_EPOCH_MASK), epoch);
+    ck_assert_int_eq(fl_rwsem_check_invariants(&g->lock, c), 0);
+    ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+    ck_assert_int_eq(get(&g->lock.count), FL_RWSEM_SHARED | epoch);
+    ck_assert_int_eq(fl_rwsem_destroy(&g->lock), 0);
+  }
+  shared_free(g);
+}
+END_TEST
+
 static Suite *process_suite(void)
 {
   Suite *s = suite_create("rwsem-process");
@@ -497,6 +530,7 @@ static Suite *process_suite(void)
   tcase_add_loop_test(tc, killed_writer_does_not_stop_readers, 0, NPMODES);
   tcase_add_loop_test(tc, timed_calls_survive_a_stopped_process, 0, NPMODES);
   tcase_add_test(tc, reader_lease_leaves_no_stale_turn);
+  tcase_add_test(tc, lease_that_clears_late_readers_advances_their_epoch);
   tcase_add_test(tc, owners_in_two_pid_namespaces_differ);
   tcase_add_test(tc, atfork_idiom_releases_in_both);
   tcase_add_test(tc, atfork_child_forgets_the_parents_waiters);

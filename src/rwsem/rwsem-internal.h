@@ -14,10 +14,13 @@
 #define FL_RWSEM_RWAIT 0x8
 #define FL_RWSEM_BIASED 0x10
 #define FL_RWSEM_SHARED 0x20
-/* Bits 7..13: L, the readers that missed a readers' turn and wait for
- * the next one (rwsem.c).  */
+/* Bits 7..11: L, the readers that missed a readers' turn and wait for
+ * the next one; bits 12..13: E, the epoch of L, which an FL_PSHARED
+ * lease advances as it clears L (rwsem.c, LATE READERS).  */
 #define FL_RWSEM_LATE 0x80
-#define FL_RWSEM_LATE_MASK 0x3f80
+#define FL_RWSEM_LATE_MASK 0xf80
+#define FL_RWSEM_EPOCH 0x1000
+#define FL_RWSEM_EPOCH_MASK 0x3000
 
 /* The reader field: 17 bits.  0..FL_RWSEM_READERS_MAX are read locks
  * held, plus fastpath adds about to be undone; READERS_MAX+1..0x17fff an

@@ -21,9 +21,11 @@
  *                        fastpath fails and the library records the
  *                        owner's PID namespace
  *   bit  6      never set (FL_RWSEM_NO_TID: see <fastlock/bits/rwsem.h>)
- *   bits 7..13  L        late readers: readers that were woken for a
+ *   bits 7..11  L        late readers: readers that were woken for a
  *                        turn, missed it and wait again (LATE = 1 << 7;
  *                        at most LATE_MAX, later ones are not counted)
+ *   bits 12..13 E        the epoch of L: FL_PSHARED only, advanced (mod
+ *                        4) by each lease (T9) that clears a non-zero L
  *   bits 14..30 readers  READER = 1 << 14 (17 bits: rwsem-internal.h)
  *   bit  31     SLOW     set exactly when WPEND, RTURN or RWAIT is: the
  *                        release fastpaths look only at the sign
@@ -51,8 +53,8 @@
  *                             reader that was admitted and is blocked
  *                             again missed its turn: it adds one to L in
  *                             the same CAS (once: it is late until it
- *                             enters; again if L is 0, a lease having
- *                             cleared it)
+ *                             enters; again if E moved since, a lease
+ *                             having cleared its one) and notes E
  *   T4  readers gone          the leaver that makes R = 0 (up_read, or a
  *                             fastpath add undone): a turn (RTURN) with
  *                             L > 0 does not end (the late readers were
@@ -89,8 +91,8 @@
  *                             and no WRITER: CAS clear WPEND, RTURN and
  *                             RWAIT (every lease: it wakes every class),
  *                             and L on an FL_PSHARED lock (a late reader
- *                             may have died), bump both sequences, wake
- *                             everybody
+ *                             may have died; E advances if L was not 0),
+ *                             bump both sequences, wake everybody
  *   T10 timed waiter gives up a writer: CAS clear WPEND (and RWAIT
  *                             unless WRITER), bump both sequences, wake
  *                             everybody; a reader: CAS clear RWAIT,
@@ -150,14 +152,19 @@
  * writers did a tenth of their writes.  A late reader that never comes
  * (a process killed, or a reader stopped while rseq went round 2^32
  * times) leaves the turn to the same lease; on an FL_PSHARED lock T9
- * also clears L (a dead reader's one would stay for ever); a live late
- * reader that then misses a turn finds L empty and counts itself again
- * (while another's one is in L it cannot tell that its own went, and
- * waits uncounted: with two readers the model finds it starving so, turn
- * after turn: doc/models.md, open findings; not fixed).  A private
- * lock's T9 leaves L alone: its late readers are alive and will take
- * their ones off.  The count saturates at LATE_MAX: later late readers
- * are not counted.
+ * also clears L (a dead reader's one would stay for ever) and, if L was
+ * not 0, advances E, the epoch of L, in the same CAS.  A late reader
+ * notes E as it counts itself (in the word its T3 CAS replaced): its one
+ * is in L exactly while E is unchanged, so it takes one off (T2,
+ * late_gone) only then, and when it misses a turn after E moved it
+ * counts itself again.  Until 2026-12-06 it counted itself again only
+ * when it found L empty, and while another late reader's one was in L
+ * it waited uncounted: with two readers the model found it starving so,
+ * turn after turn (doc/models.md).  E has two bits: a late reader asleep
+ * through four clears would take E for unchanged, and wait uncounted
+ * until the next clear.  A private lock's T9 leaves L and E alone: its
+ * late readers are alive and will take their ones off.  The count
+ * saturates at LATE_MAX: later late readers are not counted.
  *
  * NO LOST WAKE-UPS.  A waiter reads its sequence word g (acquire) before
  * the CAS that sets its flag, and sleeps only while the word still is g.
@@ -175,9 +182,10 @@
  *       thread, or a lease/poll timeout is pending (the model checks it)
  *   I5  R never wraps: EAGAIN at FL_RWSEM_READERS_MAX
  *   I6  bit 6 is never set; SHARED exactly on FL_PSHARED locks;
- *       BIASED only on READ_BIAS locks
+ *       BIASED only on READ_BIAS locks; E only on FL_PSHARED locks
  *   I7  L is at most the readers in their slowpath that counted
- *       themselves (the model checks equality)
+ *       themselves (the model checks equality: with E, exactly the late
+ *       readers whose noted E is the word's)
  *
  * FL_PSHARED.  Every sleep is bounded by POLL_NS, after which the waiter
  * looks again from scratch (T9 included): this bounds what a process
@@ -215,6 +223,8 @@
 #define LATE FL_RWSEM_LATE
 #define LATE_MASK FL_RWSEM_LATE_MASK
 #define LATE_MAX (LATE_MASK / LATE)
+#define EPOCH FL_RWSEM_EPOCH
+#define EPOCH_MASK FL_RWSEM_EPOCH_MASK
 
 #define SPIN_MAX 100
 #define SPIN_STALE 20
@@ -569,10 +579,12 @@ static void writer_gone(fl_rwsem_t *s)
  * READERS).  */
 static void lease_expired(fl_rwsem_t *s, int32_t c)
 {
-  int32_t ends = FLAGS | (pshared(s) ? LATE_MASK : 0);
+  int32_t want = with_slow(c & ~FLAGS);
 
+  if (pshared(s) && (c & LATE_MASK))
+    want = ((want & ~(LATE_MASK | EPOCH_MASK)) | ((c + EPOCH) & EPOCH_MASK));
   if (READERS(c) != 0 || (c & WRITER) || !(c & (WPEND | RTURN))
-      || !cas(s, &c, with_slow(c & ~ends)))
+      || !cas(s, &c, want))
     return;
   wake_everybody(s);
 }
@@ -661,15 +673,23 @@ static void read_left(fl_rwsem_t *s, int32_t old)
     readers_gone(s);
 }
 
+/* Whether the one that a late reader put into L is still there.  late:
+ * 0, or LATE with the epoch E of the word it counted itself into.  */
+static int late_counted(int32_t c, int32_t late)
+{
+  return late && (c & LATE_MASK) && ((c ^ late) & EPOCH_MASK) == 0;
+}
+
 /* A late reader that leaves without entering (its deadline, EAGAIN, a
  * dead writer taken over, ENOTRECOVERABLE) takes its one off L; a turn
  * that waited for it alone ends (T4).  On an FL_PSHARED lock a lease may
- * have cleared L already: then there is nothing to take off.  */
-static void late_gone(fl_rwsem_t *s)
+ * have cleared its one already (E moved): then there is nothing to take
+ * off.  */
+static void late_gone(fl_rwsem_t *s, int32_t late)
 {
   int32_t c = fl_load_relaxed(&s->count);
 
-  for (c = settled(s, c); c & LATE_MASK; c = settled(s, c)) {
+  for (c = settled(s, c); late_counted(c, late); c = settled(s, c)) {
     if (cas(s, &c, c - LATE)) {
       readers_gone(s);
       return;
@@ -677,10 +697,10 @@ static void late_gone(fl_rwsem_t *s)
   }
 }
 
-/* A reader waits until it may enter, then enters (T2, T3).  *late: the
- * reader counted itself in L and has not taken its one off.  */
+/* A reader waits until it may enter, then enters (T2, T3).  *late: 0,
+ * or LATE with E as it counted itself in L (late_counted).  */
 static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
-                             int *late)
+                             int32_t *late)
 {
   int admitted = 0, polled = 0, spins = 0, stale = 0;
 
@@ -696,7 +716,7 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
     for (;;) {
       c = settled(s, c);
       if (read_may_enter(s, c, admitted)) {
-        int32_t mine = *late && (c & LATE_MASK) ? LATE : 0;
+        int32_t mine = late_counted(c, *late) ? LATE : 0;
 
         if (READERS(c) >= FL_RWSEM_READERS_MAX)
           return EAGAIN;
@@ -718,16 +738,16 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
     }
     /* T3: the flag (a lease) and then the sleep; the word must still
      * block us as the CAS sets it.  Admitted and blocked again, we missed
-     * a turn: count ourselves late, once (LATE READERS), or again if L
-     * is empty though we counted ourselves: an FL_PSHARED lease (T9)
-     * cleared our one, and uncounted we could miss every turn (a writer
-     * that downgrades ends, as it leaves, a turn nobody else is in).  */
-    count_in = admitted && (!*late || !(c & LATE_MASK))
+     * a turn: count ourselves late, once (LATE READERS), or again if an
+     * FL_PSHARED lease (T9) cleared our one (E moved, or L is empty):
+     * uncounted we could miss every turn.  */
+    count_in = admitted && !late_counted(c, *late)
                && (c & LATE_MASK) / LATE < LATE_MAX;
     want = with_slow(c | RWAIT) + (count_in ? LATE : 0);
     if (!cas(s, &c, want))
       continue;
-    *late |= count_in;
+    if (count_in)
+      *late = LATE | (want & EPOCH_MASK);
     c = want;
     /* Blocked by WPEND alone, a reader sleeps on a lease: T4 keeps WPEND
      * up for the writer that claims it, and if none comes (it died) the
@@ -759,14 +779,14 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
 
 static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 {
-  int late = 0;
+  int32_t late = 0;
   int rc;
 
   if (fl_rwsem_write_held_by_me(s))
     return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
   rc = read_wait_counted(s, w, &late);
   if (late)
-    late_gone(s);
+    late_gone(s, late);
   return rc;
 }
 
@@ -1043,12 +1063,14 @@ int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
 /* Busy: held, or a waiter's flag (WPEND, RWAIT) up.  A readers' turn
  * with nobody inside is neither: it outlives the readers it was given to
  * when they die before entering (FL_PSHARED), and it ends by the next
- * waiter's lease (T9) or reader.  */
+ * waiter's lease (T9) or reader.  E is a count of leases, not a state.  */
 int fl_rwsem_destroy_raw(fl_rwsem_t *s)
 {
   if (lost(s))
     return 0;
-  if ((fl_load_relaxed(&s->count) & ~(BIASED | SHARED | RTURN | SLOW)) != 0
+  if ((fl_load_relaxed(&s->count)
+       & ~(BIASED | SHARED | RTURN | SLOW | EPOCH_MASK))
+          != 0
       || ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE)
           && fl_rwsem_bias_readers(s)))
     return EBUSY;
@@ -1069,6 +1091,7 @@ int fl_rwsem_check_invariants(const fl_rwsem_t *s, int32_t c)
     return 5;
   if ((c & FL_RWSEM_NO_TID) != 0
       || ((c & SHARED) != 0) != ((m & FL_PSHARED) != 0)
+      || ((c & EPOCH_MASK) && !(m & FL_PSHARED))
       || ((c & BIASED) && !(m & FL_RWSEM_READ_BIAS)))
     return 6;
   return 0;
