@@ -57,10 +57,14 @@ static int32_t idle_count(unsigned mode)
                                      : 0;
 }
 
-/* Unlocked and nobody waiting (the READ_BIAS bias may be on or off).  */
+/* Unlocked and nobody waiting (the READ_BIAS bias may be on or off; an
+ * FL_PSHARED lock keeps E, the late readers' epoch, which a lease that
+ * cleared late readers advanced: a count of leases, not a state).  */
 static int is_idle(fl_rwsem_t *s)
 {
-  return (count_of(s) & ~(FL_RWSEM_BIASED | FL_RWSEM_SHARED)) == 0;
+  return (count_of(s)
+          & ~(FL_RWSEM_BIASED | FL_RWSEM_SHARED | FL_RWSEM_EPOCH_MASK))
+         == 0;
 }
 
 /* Tests destroy every lock they initialise: drd reports a lock initialised
