@@ -160,11 +160,14 @@
  * counts itself again.  Until 2026-12-06 it counted itself again only
  * when it found L empty, and while another late reader's one was in L
  * it waited uncounted: with two readers the model found it starving so,
- * turn after turn (doc/models.md).  E has two bits: a late reader asleep
- * through four clears would take E for unchanged, and wait uncounted
- * until the next clear.  A private lock's T9 leaves L and E alone: its
- * late readers are alive and will take their ones off.  The count
- * saturates at LATE_MAX: later late readers are not counted.
+ * turn after turn (doc/models.md).  E has two bits.  Each T9 wakes every
+ * waiter, which looks again and counts itself again if E moved; but a
+ * late reader kept off the CPU through four clears takes E for
+ * unchanged, may take another late reader's one off L (never below 0:
+ * late_counted asks for L > 0), and a late reader may then wait
+ * uncounted until the next clear.  A private lock's T9 leaves L and E
+ * alone: its late readers are alive and will take their ones off.  The
+ * count saturates at LATE_MAX: later late readers are not counted.
  *
  * NO LOST WAKE-UPS.  A waiter reads its sequence word g (acquire) before
  * the CAS that sets its flag, and sleeps only while the word still is g.
