@@ -245,15 +245,15 @@ bool slot[2];                /* each reader's slot in the table */
  * E's own value: states that differ only by a turn of every epoch
  * together are one (an exhaustive 1-reader instance with E in the word
  * had 23 million states for 3.35 million without E; with lage, 3.36
- * million).  NOTE_LE, FORGET_LE and T9_AGES end the statement before them
- * (nothing without PSHARED).  OWN(c): the one that this late reader put into L is still
- * there (on a private lock: L > 0).  */
+ * million).  NOTE_AGE, FORGET_AGE and T9_AGES end the statement before
+ * them (nothing without PSHARED).  OWN(c): the one that this late reader
+ * put into L is still there (on a private lock: L > 0).  */
 #if defined(PSHARED) && !defined(BUG_RECOUNT_EMPTY)
 #define NO_NOTE 4
 byte lage[2] = NO_NOTE;
 #define OWN(c) (((c) & LMASK) && lage[i] == 0)
-#define NOTE_LE(c) ; lage[i] = 0
-#define FORGET_LE ; lage[i] = NO_NOTE
+#define NOTE_AGE ; lage[i] = 0
+#define FORGET_AGE ; lage[i] = NO_NOTE
 #define AGE(k) if :: lage[k] != NO_NOTE -> lage[k] = (lage[k] + 1) % 4 :: else -> skip fi
 #ifdef BUG_EPOCH_KEPT
 #define T9_AGES(c)
@@ -262,8 +262,8 @@ byte lage[2] = NO_NOTE;
 #endif
 #else
 #define OWN(c) ((c) & LMASK)
-#define NOTE_LE(c)
-#define FORGET_LE
+#define NOTE_AGE
+#define FORGET_AGE
 #define T9_AGES(c)
 #endif
 
@@ -736,7 +736,7 @@ T2:          if
                    count = c + READER - LATE; uncount_late()
                 :: else -> count = c + READER
                 fi;
-                late = false FORGET_LE; nr++; rph[i] = 2;
+                late = false FORGET_AGE; nr++; rph[i] = 2;
                 rwaiting[i] = false; rg[i] = 0; admitted = false; g = 0; c = 0;
                 polled = false; break
              :: else -> c = 0
@@ -755,7 +755,7 @@ T9:          if
 T3:          if
              :: count == c ->
                 if
-                :: COUNTS_LATE && admitted && (!late || RECOUNTS_LATE(c)) -> count = WITHSLOW(c | RWAIT) + LATE; late = true; lcnt[i] = true NOTE_LE(c)
+                :: COUNTS_LATE && admitted && (!late || RECOUNTS_LATE(c)) -> count = WITHSLOW(c | RWAIT) + LATE; late = true; lcnt[i] = true NOTE_AGE
                 :: else -> count = WITHSLOW(c | RWAIT)
                 fi;
                 ok = true; rwaiting[i] = true; rg[i] = g
@@ -807,7 +807,7 @@ T10:                cas(c, WITHSLOW(c & ~RWAIT), ok);
 #endif
               :: else -> skip
               fi;
-              atomic { rph[i] = 0; rcall[i] = false FORGET_LE };
+              atomic { rph[i] = 0; rcall[i] = false FORGET_AGE };
               goto next
            :: else -> skip
            fi
@@ -853,7 +853,7 @@ leave:  up_read(c, ok, rw, n, br);
 #endif
   od;
 died:
-  atomic { rph[i] = 0; rwaiting[i] = false; c = 0; g = 0; late = false FORGET_LE }
+  atomic { rph[i] = 0; rwaiting[i] = false; c = 0; g = 0; late = false FORGET_AGE }
 }
 
 /* A writer's release: the fastpath (add_negative of -WRITER) and T7/T8.  */

@@ -585,7 +585,7 @@ static void lease_expired(fl_rwsem_t *s, int32_t c)
   int32_t want = with_slow(c & ~FLAGS);
 
   if (pshared(s) && (c & LATE_MASK))
-    want = ((want & ~(LATE_MASK | EPOCH_MASK)) | ((c + EPOCH) & EPOCH_MASK));
+    want = (want & ~(LATE_MASK | EPOCH_MASK)) | ((c + EPOCH) & EPOCH_MASK);
   if (READERS(c) != 0 || (c & WRITER) || !(c & (WPEND | RTURN))
       || !cas(s, &c, want))
     return;
