@@ -928,10 +928,15 @@ int stress_ipc_main(int argc, char **argv)
   next_window = start + WINDOW_NS;
   while (now_ns() < end) {
     if (now_ns() >= next_window) {
+      int64_t paused = now_ns();
       if (quiesce(r, o, l, cfg.processes, &t) != 0)
         break;
+      paused = now_ns() - paused;
       next_window = now_ns() + WINDOW_NS;
-      next_kill = now_ns() + (int64_t)cfg.kill_ms * 1000000;
+      /* The pause does not count towards the kill interval.  (Until
+       * 2026-12-07 the interval started again after each pause, and one
+       * of WINDOW_NS or longer never ran out: no kill at all.)  */
+      next_kill += paused;
       continue;
     }
     if (cfg.kill_ms == 0 || now_ns() < next_kill) {
@@ -1050,6 +1055,13 @@ int stress_ipc_main(int argc, char **argv)
   if (t.owners >= 20 && t.found_by_waiters < t.owners / 2) {
     printf("fastlock-stress: !!! the waiters found fewer than half of the "
            "dead mutex owners\n");
+    failed = 1;
+  }
+  /* A torture asked to kill that killed nobody tested no death.  */
+  if (cfg.kill_ms != 0 && kills == 0
+      && cfg.duration * 1000 >= 4.0 * cfg.kill_ms) {
+    printf("fastlock-stress: !!! no worker was killed (--kill-ms %d)\n",
+           cfg.kill_ms);
     failed = 1;
   }
   if (l->violations != 0) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/test-ipc-stress.sh: fastlock-stress ipc, briefly: eight processes
 # waiting at random while one is SIGKILLed every 5 ms must end in
-# SUCCESS; the broken wait-all (the negative control) must end in FAILURE
+# SUCCESS, and so must a run killing one every 250 ms (and kill some);
+# the broken wait-all (the negative control) must end in FAILURE
 # with partial acquisitions seen.  The deadline slack natively is 250 ms,
 # ten times the worst overrun seen on two loaded cores (src/ipc/module.mk);
 # through $FL_TEST_RUNNER (qemu-user for a foreign build, where make check
@@ -39,6 +40,23 @@ if [ $rc -eq 0 ] && grep -q '^End of test: SUCCESS$' "$out"; then
 	echo "ok: fastlock-stress ipc: SUCCESS"
 else
 	echo "FAIL: fastlock-stress ipc (exit $rc):"
+	sed 's/^/    /' "$out"
+	failures=$((failures + 1))
+fi
+
+# A kill interval longer than the quiescent points' (200 ms) must still
+# kill: until 2026-12-07 each point started the interval again, and
+# --kill-ms 200 or more killed nobody and reported SUCCESS.
+# shellcheck disable=SC2086
+$runner ./fastlock-stress ipc --duration 2 --kill-ms 250 --slack-ms $slack \
+	--seed 1 >"$out" 2>&1
+rc=$?
+kills=$(sed -n 's/.* timed out, \([0-9]*\) kills,.*/\1/p' "$out")
+if [ $rc -eq 0 ] && grep -q '^End of test: SUCCESS$' "$out" \
+   && [ "${kills:-0}" -gt 0 ]; then
+	echo "ok: fastlock-stress ipc --kill-ms 250: SUCCESS, $kills kills"
+else
+	echo "FAIL: fastlock-stress ipc --kill-ms 250 (exit $rc, ${kills:-no} kills):"
 	sed 's/^/    /' "$out"
 	failures=$((failures + 1))
 fi
