@@ -124,7 +124,7 @@ static int broken_timed(void *obj, clockid_t clock,
   return 0;
 }
 
-#include <fastlock/rwsem.h>
+#include "rwsem/rwsem-internal.h"
 
 static int fl_rw_init(void *obj, int mode, int read_bias, int pshared)
 {
@@ -166,6 +166,16 @@ static int fl_up_write(void *obj)
 static int fl_downgrade(void *obj)
 {
   return fl_rwsem_downgrade_write(obj);
+}
+
+/* The invariants of the count word (src/rwsem/rwsem.c), as the
+ * library's own tortures check them.  */
+static int fl_rw_check(void *obj)
+{
+  const fl_rwsem_t *s = obj;
+  int32_t c = __atomic_load_n(&s->count, __ATOMIC_RELAXED);
+
+  return fl_rwsem_check_invariants(s, c);
 }
 
 static int fl_down_read_timed(void *obj, clockid_t clock,
@@ -226,6 +236,7 @@ FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ADAPTERS)
    { NULL, st_##s##_trylock },                                                 \
    { NULL, NULL },                                                             \
    { NULL, st_##s##_unlock },                                                  \
+   NULL,                                                                       \
    NULL },
 
 static const struct stress_lock_ops locks[] = {
@@ -241,7 +252,8 @@ static const struct stress_lock_ops locks[] = {
     { fl_down_read_try, fl_down_write_try },
     { fl_down_read_timed, fl_down_write_timed },
     { fl_up_read, fl_up_write },
-    fl_downgrade },
+    fl_downgrade,
+    fl_rw_check },
   FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ENTRY){ "pthread",
                                              STRESS_RWSEM,
                                              -1,
@@ -254,6 +266,7 @@ static const struct stress_lock_ops locks[] = {
                                              { pt_tryrdlock, pt_trywrlock },
                                              { pt_timedrdlock, pt_timedwrlock },
                                              { pt_rw_unlock, pt_rw_unlock },
+                                             NULL,
                                              NULL },
   { "pthread",
     STRESS_SPIN,
@@ -267,6 +280,7 @@ static const struct stress_lock_ops locks[] = {
     { NULL, pt_spin_trylock },
     { NULL, NULL },
     { NULL, pt_spin_unlock },
+    NULL,
     NULL },
   { "broken",
     STRESS_RWSEM,
@@ -280,7 +294,8 @@ static const struct stress_lock_ops locks[] = {
     { broken_op, broken_op },
     { broken_timed, broken_timed },
     { broken_op, broken_op },
-    broken_op },
+    broken_op,
+    NULL },
   { "broken",
     STRESS_SPIN,
     -1,
@@ -293,6 +308,7 @@ static const struct stress_lock_ops locks[] = {
     { NULL, broken_op },
     { NULL, NULL },
     { NULL, broken_op },
+    NULL,
     NULL },
 };
 

@@ -10,10 +10,12 @@
  * before leaving: a writer must find both at 0, a reader write_held at 0.
  * Writers also store a sequence number into two words, one before its
  * hold and one after, which readers compare: a torn pair is a reader that
- * ran beside a writer.  A writer sometimes downgrades to a reader.  Each
- * error return that the operation does not document for the case (a
- * timed wait that fails with anything but ETIMEDOUT, an unlock that
- * fails) counts as a failure too.
+ * ran beside a writer.  Inside every critical section the holder also
+ * checks the lock's own state where the driver can (check: fastlock's
+ * rwsem, fl_rwsem_check_invariants).  A writer sometimes downgrades to a
+ * reader.  Each error return that the operation does not document for
+ * the case (a timed wait that fails with anything but ETIMEDOUT, an
+ * unlock that fails) counts as a failure too.
  *
  * With --pshared the lock and the counters live in a memfd; with
  * --processes P each of P child processes maps it at its own address and
@@ -269,6 +271,16 @@ static void release(struct worker *w, int cls)
     failure(w, "unlock returned %s", errname(rc));
 }
 
+/* Inside a critical section: the lock's own state is legal.  */
+static void check_state(struct worker *w)
+{
+  const struct stress_lock_ops *ops = w->cfg->lock;
+  int broken = ops->check != NULL ? ops->check(w->obj) : 0;
+
+  if (broken != 0)
+    failure(w, "the lock's state breaks its invariant I%d", broken);
+}
+
 /* As a reader: no writer may be inside, and the pair must not be torn. */
 static void read_section(struct worker *w)
 {
@@ -280,6 +292,7 @@ static void read_section(struct worker *w)
   writers = __atomic_load_n(&sh->write_held, __ATOMIC_SEQ_CST);
   if (writers != 0)
     failure(w, "%d writer(s) inside with a reader", writers);
+  check_state(w);
   a = __atomic_load_n(&sh->data[0], __ATOMIC_RELAXED);
   hold(w);
   b = __atomic_load_n(&sh->data[1], __ATOMIC_RELAXED);
@@ -303,6 +316,7 @@ static void write_section(struct worker *w)
     failure(w, "%d reader(s) inside with a writer", readers);
   if (__atomic_load_n(&sh->data[1], __ATOMIC_RELAXED) != a)
     failure(w, "found a write half done");
+  check_state(w);
   __atomic_store_n(&sh->data[0], a + 1, __ATOMIC_RELAXED);
   hold(w);
   __atomic_store_n(&sh->data[1], a + 1, __ATOMIC_RELAXED);

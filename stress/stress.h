@@ -45,6 +45,10 @@ struct stress_lock_ops {
                       const struct timespec *abstime);
   int (*unlock[2])(void *obj);
   int (*downgrade)(void *obj);
+  /* NULL where the implementation has none: its own check of its state,
+   * called inside every critical section; 0, or the number of the
+   * invariant broken.  */
+  int (*check)(void *obj);
 };
 
 /* A counter.  add must be async-signal-safe: signal handlers add too.  */
