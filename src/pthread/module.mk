@@ -69,7 +69,8 @@ man3_MANS += doc/fastlock-pthread.3
 EXTRA_DIST += tools/fastlock-run.in
 
 # make check-preload: real Debian programs under fastlock-run, compared
-# with a run without it (tools/check-preload); then the whole of make
+# with a run without it, and fastlock-stress's torture of the drop-in's
+# rwlock and spinlock (tools/check-preload); then the whole of make
 # check once more with the drop-in preloaded into every test program
 # (the test logs of that run go to test-suite-preload.log).
 FL_PRELOAD = LD_PRELOAD=$(abs_top_builddir)/.libs/libfastlock-pthread.so.0
