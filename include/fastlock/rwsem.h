@@ -125,7 +125,8 @@ FL_EXPORT int fl_rwsem_init(fl_rwsem_t *s, unsigned flags);
 
 /* fl_rwsem_destroy: end s's life (it may then be freed or initialised
  * again).  Errors: EBUSY while anyone holds s or a waiter's flag is up
- * (a readers' turn that no reader entered is neither); s is left as it was.  */
+ * (a readers' turn that no reader entered is neither, nor, FL_PSHARED,
+ * the count of late readers that died waiting); s is left as it was.  */
 FL_EXPORT int fl_rwsem_destroy(fl_rwsem_t *s);
 
 /* fl_rwsem_down_read: take s for reading, waiting while a writer holds it

@@ -607,11 +607,16 @@ static int32_t owner_id(const fl_rwsem_t *s)
   return tid;
 }
 
-static void record_owner(fl_rwsem_t *s)
+/* Record the holder: id and ns (owner_id, and fl_rwsem_self_ns on an
+ * FL_PSHARED lock) worked out before the wait, so that between taking
+ * WRITER and recording itself the holder runs no more than this: a
+ * death there is not found (robust.c), and the first call of a process
+ * reads /proc for its namespace.  */
+static void record_owner(fl_rwsem_t *s, int32_t id, int32_t ns)
 {
   if (pshared(s))
-    fl_store_relaxed(&s->owner_ns, fl_rwsem_self_ns());
-  fl_store_relaxed(&s->owner, owner_id(s));
+    fl_store_relaxed(&s->owner_ns, ns);
+  fl_store_relaxed(&s->owner, id);
 }
 
 /* Does the caller hold s for writing?  Only the holder writes owner and
@@ -913,9 +918,9 @@ static int write_release(fl_rwsem_t *s)
 
 int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 {
+  int32_t id = owner_id(s), ns = pshared(s) ? fl_rwsem_self_ns() : 0;
   int rc;
 
-  fl_rwsem_self_get();
   if (fl_rwsem_write_held_by_me(s))
     return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
   if (robust(s) && lost(s))
@@ -932,7 +937,7 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
       return rc;
     }
   }
-  record_owner(s);
+  record_owner(s, id, ns);
   return 0;
 }
 
@@ -1066,14 +1071,18 @@ int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
 /* Busy: held, or a waiter's flag (WPEND, RWAIT) up.  A readers' turn
  * with nobody inside is neither: it outlives the readers it was given to
  * when they die before entering (FL_PSHARED), and it ends by the next
- * waiter's lease (T9) or reader.  E is a count of leases, not a state.  */
+ * waiter's lease (T9) or reader.  E is a count of leases, not a state.
+ * Nor, on an FL_PSHARED lock, is L: a live late reader is inside a call
+ * (asleep with RWAIT up, or awake in its slowpath), so with no flag up L
+ * counts late readers that died, until the next lease clears it (T9).  */
 int fl_rwsem_destroy_raw(fl_rwsem_t *s)
 {
+  int32_t free_bits = BIASED | SHARED | RTURN | SLOW | EPOCH_MASK
+                      | (pshared(s) ? LATE_MASK : 0);
+
   if (lost(s))
     return 0;
-  if ((fl_load_relaxed(&s->count)
-       & ~(BIASED | SHARED | RTURN | SLOW | EPOCH_MASK))
-          != 0
+  if ((fl_load_relaxed(&s->count) & ~free_bits) != 0
       || ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE)
           && fl_rwsem_bias_readers(s)))
     return EBUSY;
