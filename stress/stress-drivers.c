@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 
 #include "sys/cpu.h"
@@ -132,7 +133,8 @@ static int fl_rw_init(void *obj, int mode, int read_bias, int pshared)
                    : mode == STRESS_PREFER_WRITER ? FL_RWSEM_PREFER_WRITER
                                                   : 0u;
   return fl_rwsem_init(obj, flags | (read_bias ? FL_RWSEM_READ_BIAS : 0u)
-                                | (pshared ? FL_PSHARED : 0u));
+                                | (pshared ? FL_PSHARED : 0u)
+                                | (pshared > 1 ? FL_ROBUST : 0u));
 }
 
 static int fl_rw_destroy(void *obj)
@@ -176,6 +178,44 @@ static int fl_rw_check(void *obj)
   int32_t c = __atomic_load_n(&s->count, __ATOMIC_RELAXED);
 
   return fl_rwsem_check_invariants(s, c);
+}
+
+/* The read locks the count word holds (FL_PSHARED: no READ_BIAS table). */
+static int fl_rw_read_locks(void *obj)
+{
+  const fl_rwsem_t *s = obj;
+
+  return (int)FL_RWSEM_READERS(__atomic_load_n(&s->count, __ATOMIC_RELAXED));
+}
+
+static int fl_rw_reader_died(void *obj)
+{
+  return fl_rwsem_reader_died(obj);
+}
+
+/* The negative control of --kill-ms (--impl leaky, not listed): a dead
+ * reader's lock is never released, as if the dead had left a count that
+ * nobody can take off.  */
+static int leaky_reader_died(void *obj)
+{
+  (void)obj;
+  return 0;
+}
+
+static int fl_rw_consistent(void *obj)
+{
+  return fl_rwsem_consistent(obj);
+}
+
+static int fl_rw_holder_unfindable(void *obj)
+{
+  const fl_rwsem_t *s = obj;
+  int32_t tid =
+      __atomic_load_n(&s->owner, __ATOMIC_RELAXED) & ~FL_RWSEM_OWNER_SLOW;
+
+  if (!(__atomic_load_n(&s->count, __ATOMIC_RELAXED) & FL_RWSEM_WRITER))
+    return 0;
+  return tid <= 0 || kill((pid_t)tid, 0) == 0;
 }
 
 static int fl_down_read_timed(void *obj, clockid_t clock,
@@ -237,23 +277,27 @@ FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ADAPTERS)
    { NULL, NULL },                                                             \
    { NULL, st_##s##_unlock },                                                  \
    NULL,                                                                       \
+   NULL,                                                                       \
+   NULL,                                                                       \
+   NULL,                                                                       \
+   NULL,                                                                       \
    NULL },
 
+/* fastlock's rwsem, and the negative control of --kill-ms.  */
+#define FL_STRESS_RWSEM(impl, what, reader_died)                               \
+ {                                                                             \
+  impl, STRESS_RWSEM, -1, what, sizeof(fl_rwsem_t), 1, fl_rw_init,             \
+      fl_rw_destroy, { fl_down_read, fl_down_write },                          \
+      { fl_down_read_try, fl_down_write_try },                                 \
+      { fl_down_read_timed, fl_down_write_timed },                             \
+      { fl_up_read, fl_up_write }, fl_downgrade, fl_rw_check,                  \
+      fl_rw_read_locks, reader_died, fl_rw_consistent, fl_rw_holder_unfindable \
+ }
+
 static const struct stress_lock_ops locks[] = {
-  { "fastlock",
-    STRESS_RWSEM,
-    -1,
-    "fl_rwsem_t",
-    sizeof(fl_rwsem_t),
-    1,
-    fl_rw_init,
-    fl_rw_destroy,
-    { fl_down_read, fl_down_write },
-    { fl_down_read_try, fl_down_write_try },
-    { fl_down_read_timed, fl_down_write_timed },
-    { fl_up_read, fl_up_write },
-    fl_downgrade,
-    fl_rw_check },
+  FL_STRESS_RWSEM("fastlock", "fl_rwsem_t", fl_rw_reader_died),
+  FL_STRESS_RWSEM("leaky", "fl_rwsem_t whose dead readers' locks stay",
+                  leaky_reader_died),
   FL_STRESS_SPINLOCKS(FL_STRESS_SPIN_ENTRY){ "pthread",
                                              STRESS_RWSEM,
                                              -1,
@@ -266,6 +310,10 @@ static const struct stress_lock_ops locks[] = {
                                              { pt_tryrdlock, pt_trywrlock },
                                              { pt_timedrdlock, pt_timedwrlock },
                                              { pt_rw_unlock, pt_rw_unlock },
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             NULL,
                                              NULL,
                                              NULL },
   { "pthread",
@@ -281,6 +329,10 @@ static const struct stress_lock_ops locks[] = {
     { NULL, NULL },
     { NULL, pt_spin_unlock },
     NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
     NULL },
   { "broken",
     STRESS_RWSEM,
@@ -295,6 +347,10 @@ static const struct stress_lock_ops locks[] = {
     { broken_timed, broken_timed },
     { broken_op, broken_op },
     broken_op,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
     NULL },
   { "broken",
     STRESS_SPIN,
@@ -308,6 +364,10 @@ static const struct stress_lock_ops locks[] = {
     { NULL, broken_op },
     { NULL, NULL },
     { NULL, broken_op },
+    NULL,
+    NULL,
+    NULL,
+    NULL,
     NULL,
     NULL },
 };

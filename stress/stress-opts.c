@@ -63,6 +63,9 @@ void stress_usage(FILE *out)
       "  --processes P    P processes, each mapping the memory at its own address\n"
       "                   and running all the threads asked for (default 1)\n"
       "  --seed N         random seed (default: from the clock; printed)\n"
+      "  --kill-ms MS     rwsem, with --processes: SIGKILL a random process every\n"
+      "                   MS ms and start another (the lock made FL_ROBUST); every\n"
+      "                   200 ms all pause and the dead's locks are accounted for\n"
       "  --fail-on-starvation  starvation (?\?\?) is a failure, not only a warning\n"
       "\n"
       "Exit status: 0 SUCCESS, 1 FAILURE, 2 bad input (nothing was run).\n"
@@ -88,6 +91,7 @@ enum stress_parse_result stress_parse(int argc, char **argv,
     O_PSHARED,
     O_PROCESSES,
     O_SEED,
+    O_KILL,
     O_STARVATION,
     O_HELP,
     O_VERSION
@@ -106,6 +110,7 @@ enum stress_parse_result stress_parse(int argc, char **argv,
     { "pshared", no_argument, NULL, O_PSHARED },
     { "processes", required_argument, NULL, O_PROCESSES },
     { "seed", required_argument, NULL, O_SEED },
+    { "kill-ms", required_argument, NULL, O_KILL },
     { "fail-on-starvation", no_argument, NULL, O_STARVATION },
     { "help", no_argument, NULL, O_HELP },
     { "version", no_argument, NULL, O_VERSION },
@@ -117,7 +122,8 @@ enum stress_parse_result stress_parse(int argc, char **argv,
   static const char *const types[] = { "tas", "ticket", "queued" };
   static const char valid_options[] =
       "--readers --writers --threads --mode --read-bias --type --strategy --impl "
-      "--duration --interval --pshared --processes --seed --fail-on-starvation --help "
+      "--duration --interval --pshared --processes --seed --kill-ms "
+      "--fail-on-starvation --help "
       "--version";
   /* The last rwsem-only option given, and which others were given.  */
   const char *rwsem_opt = NULL;
@@ -223,6 +229,14 @@ enum stress_parse_result stress_parse(int argc, char **argv,
                       optarg);
         cfg->seed = (uint64_t)v;
         break;
+      case O_KILL:
+        if (cli_long(optarg, 1, 60000, &v) != 0)
+          return fail(err, errsize,
+                      "--kill-ms: '%s' is not valid; valid: 1 to 60000",
+                      optarg);
+        cfg->kill_ms = (int)v;
+        rwsem_opt = "--kill-ms";
+        break;
       case O_STARVATION:
         cfg->fail_on_starvation = 1;
         break;
@@ -312,6 +326,15 @@ enum stress_parse_result stress_parse(int argc, char **argv,
     return fail(err, errsize,
                 "--read-bias is for process-private rwsems; drop "
                 "--pshared or --read-bias");
+  if (cfg->kill_ms > 0 && cfg->processes < 2)
+    return fail(err, errsize,
+                "--kill-ms kills processes: give --pshared --processes 2 "
+                "or more");
+  if (cfg->kill_ms > 0 && cfg->lock->reader_died == NULL)
+    return fail(err, errsize,
+                "--kill-ms: %s has no robust process-shared mode; valid: "
+                "--impl fastlock",
+                cfg->lock->what);
   return STRESS_PARSE_RUN;
 
 bad_impl:

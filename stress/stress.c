@@ -93,6 +93,10 @@ static inline uint64_t stat_get(const uint64_t *p)
 
 struct stats {
   uint64_t ops, busy, timeouts, downgrades, long_holds, fails;
+  uint64_t abandoned;           /* --kill-ms: taken with EOWNERDEAD */
+  int32_t phase;                /* --kill-ms: enum phase */
+  int32_t paused;               /* --kill-ms: at a quiescent point */
+  uint32_t gen;                 /* --kill-ms: processes started in its place */
   uint64_t signals, threads;    /* counter */
   int64_t added, handler_added; /* counter: read after the join */
   int cls;
@@ -106,6 +110,7 @@ struct shared {
   int32_t read_held;
   uint32_t data[2] __attribute__((aligned(128)));
   int stop __attribute__((aligned(128)));
+  int pause; /* --kill-ms: a quiescent point is asked for */
   uint32_t printed;
   struct stats w[];
 };
@@ -229,39 +234,48 @@ static void fail_run(const char *fmt, ...)
   run_failed = 1;
 }
 
-/* Take the lock in class cls, by a random one of the ways it has.
- * 1: taken; 0: not (busy, timed out, or failed, which is counted).  */
+/* What acquire did.  */
+enum { NOT_TAKEN, TAKEN, TAKEN_DEAD /* for writing, EOWNERDEAD */ };
+
+/* Take the lock in class cls, by a random one of the ways it has; with
+ * --kill-ms never without a deadline (a dead reader's lock stays until
+ * the next quiescent point, which a thread blocked behind it would never
+ * reach).  A failure that the operation does not document is counted.  */
 static int acquire(struct worker *w, int cls)
 {
   const struct stress_lock_ops *ops = w->cfg->lock;
   uint64_t r = rnd(&w->rng) % 100;
+  int killing = w->cfg->kill_ms > 0;
   int rc;
 
   if (r < 15) {
     rc = ops->trylock[cls](w->obj);
     if (rc == EBUSY) {
       stat_add(&w->st->busy, 1);
-      return 0;
+      return NOT_TAKEN;
     }
-    if (rc != 0)
-      failure(w, "trylock returned %s", errname(rc));
-  } else if (r < 30 && ops->timedlock[cls] != NULL) {
+  } else if ((r < 30 || killing) && ops->timedlock[cls] != NULL) {
     clockid_t clock = rnd(&w->rng) & 1 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
+    int64_t most = r < 30 ? 300000 : 50000000;
     struct timespec deadline =
-        fl_deadline_after_ns(clock, (int64_t)(rnd(&w->rng) % 300000));
+        fl_deadline_after_ns(clock, (int64_t)(rnd(&w->rng) % (uint64_t)most));
     rc = ops->timedlock[cls](w->obj, clock, &deadline);
     if (rc == ETIMEDOUT) {
       stat_add(&w->st->timeouts, 1);
-      return 0;
+      return NOT_TAKEN;
     }
-    if (rc != 0)
-      failure(w, "timed lock returned %s", errname(rc));
   } else {
     rc = ops->lock[cls](w->obj);
-    if (rc != 0)
-      failure(w, "lock returned %s", errname(rc));
   }
-  return rc == 0;
+  if (rc == EOWNERDEAD && killing)
+    return TAKEN_DEAD;
+  if (rc != 0)
+    failure(w, "%s returned %s",
+            r < 15              ? "trylock"
+            : r < 30 || killing ? "timed lock"
+                                : "lock",
+            errname(rc));
+  return rc == 0 ? TAKEN : NOT_TAKEN;
 }
 
 static void release(struct worker *w, int cls)
@@ -322,41 +336,125 @@ static void write_section(struct worker *w)
   __atomic_store_n(&sh->data[1], a + 1, __ATOMIC_RELAXED);
 }
 
+/* --kill-ms: what each thread is doing, in its slot, for the supervisor
+ * that kills its process.  Each is set before a call and after it
+ * returns, so a thread killed inside a call is known to be inside it,
+ * not whether the call took or released the lock: WANT_READ may hold a
+ * read lock (or, having found the write holder dead, the write lock),
+ * WANT_WRITE the write lock, READ a read lock, WRITE the write lock,
+ * DOWNGRADE either.  */
+enum phase {
+  PH_NONE,
+  PH_WANT_READ,
+  PH_READ,
+  PH_WANT_WRITE,
+  PH_WRITE,
+  PH_DOWNGRADE
+};
+
+static void set_phase(struct worker *w, enum phase ph)
+{
+  if (w->cfg->kill_ms > 0)
+    __atomic_store_n(&w->st->phase, (int32_t)ph, __ATOMIC_SEQ_CST);
+}
+
+/* The counters and the pair as a dead writer may have left them
+ * (nobody else inside): zero and whole.  */
+static void repair(struct shared *sh)
+{
+  __atomic_store_n(&sh->write_held, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&sh->read_held, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&sh->data[1],
+                   __atomic_load_n(&sh->data[0], __ATOMIC_RELAXED),
+                   __ATOMIC_RELAXED);
+}
+
+/* Taken for writing with EOWNERDEAD: a writer died holding the lock.
+ * Repair what it may have left half done, then say so.  */
+static void recover(struct worker *w)
+{
+  int rc;
+
+  repair(w->sh);
+  rc = w->cfg->lock->consistent(w->obj);
+  if (rc != 0)
+    failure(w, "consistent returned %s", errname(rc));
+  stat_add(&w->st->abandoned, 1);
+}
+
+/* --kill-ms: at the top of the loop, holding nothing, wait while the
+ * supervisor accounts for the dead.  */
+static void pause_point(struct worker *w)
+{
+  if (!__atomic_load_n(&w->sh->pause, __ATOMIC_ACQUIRE))
+    return;
+  __atomic_store_n(&w->st->paused, 1, __ATOMIC_RELEASE);
+  while (__atomic_load_n(&w->sh->pause, __ATOMIC_ACQUIRE))
+    sleep_ns(100000);
+  __atomic_store_n(&w->st->paused, 0, __ATOMIC_RELEASE);
+}
+
+/* Holding the write lock: the section, then up_write or (now and then,
+ * if may_downgrade) a downgrade and a read section.  */
+static void write_and_release(struct worker *w, int may_downgrade)
+{
+  const struct stress_lock_ops *ops = w->cfg->lock;
+
+  write_section(w);
+  /* Downgrade: become a reader before the lock says so, while no one
+   * else can be inside to see the counters change.  */
+  if (may_downgrade && ops->downgrade != NULL && rnd(&w->rng) % 8 == 0) {
+    int rc;
+    __atomic_fetch_add(&w->sh->read_held, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_sub(&w->sh->write_held, 1, __ATOMIC_SEQ_CST);
+    set_phase(w, PH_DOWNGRADE);
+    rc = ops->downgrade(w->obj);
+    if (rc != 0)
+      failure(w, "downgrade returned %s", errname(rc));
+    set_phase(w, PH_READ);
+    stat_add(&w->st->downgrades, 1);
+    hold(w);
+    if (__atomic_load_n(&w->sh->write_held, __ATOMIC_SEQ_CST) != 0)
+      failure(w, "a writer came in after a downgrade");
+    __atomic_fetch_sub(&w->sh->read_held, 1, __ATOMIC_SEQ_CST);
+    release(w, 0);
+  } else {
+    __atomic_fetch_sub(&w->sh->write_held, 1, __ATOMIC_SEQ_CST);
+    release(w, 1);
+  }
+}
+
 static void *lock_worker(void *arg)
 {
   struct worker *w = arg;
-  const struct stress_lock_ops *ops = w->cfg->lock;
   int cls = w->st->cls;
 
   while (!stopped(w->sh)) {
-    if (acquire(w, cls)) {
-      if (cls == 0) {
-        read_section(w);
-        release(w, 0);
-      } else {
-        write_section(w);
-        /* Downgrade: become a reader before the lock says so, while no
-         * one else can be inside to see the counters change.  */
-        if (ops->downgrade != NULL && rnd(&w->rng) % 8 == 0) {
-          int rc;
-          __atomic_fetch_add(&w->sh->read_held, 1, __ATOMIC_SEQ_CST);
-          __atomic_fetch_sub(&w->sh->write_held, 1, __ATOMIC_SEQ_CST);
-          rc = ops->downgrade(w->obj);
-          if (rc != 0)
-            failure(w, "downgrade returned %s", errname(rc));
-          stat_add(&w->st->downgrades, 1);
-          hold(w);
-          if (__atomic_load_n(&w->sh->write_held, __ATOMIC_SEQ_CST) != 0)
-            failure(w, "a writer came in after a downgrade");
-          __atomic_fetch_sub(&w->sh->read_held, 1, __ATOMIC_SEQ_CST);
-          release(w, 0);
-        } else {
-          __atomic_fetch_sub(&w->sh->write_held, 1, __ATOMIC_SEQ_CST);
-          release(w, 1);
-        }
-      }
-      stat_add(&w->st->ops, 1);
+    int got;
+
+    if (w->cfg->kill_ms > 0) {
+      pause_point(w);
+      if (stopped(w->sh))
+        break;
     }
+    set_phase(w, cls ? PH_WANT_WRITE : PH_WANT_READ);
+    got = acquire(w, cls);
+    if (got == TAKEN_DEAD) {
+      /* A reader too: it took the lock over for writing.  */
+      set_phase(w, PH_WRITE);
+      recover(w);
+      write_and_release(w, 0);
+    } else if (got == TAKEN && cls == 0) {
+      set_phase(w, PH_READ);
+      read_section(w);
+      release(w, 0);
+    } else if (got == TAKEN) {
+      set_phase(w, PH_WRITE);
+      write_and_release(w, 1);
+    }
+    set_phase(w, PH_NONE);
+    if (got != NOT_TAKEN)
+      stat_add(&w->st->ops, 1);
     spin_for(rnd(&w->rng) % 128);
     if (rnd(&w->rng) % 256 == 0)
       sched_yield();
@@ -558,7 +656,8 @@ static int run_lock_threads(const struct stress_cfg *cfg, struct shared *sh,
     w[k].cfg = cfg;
     w[k].index = proc * per + k;
     w[k].st = &sh->w[w[k].index];
-    w[k].rng = rng_seed(cfg->seed, w[k].index);
+    /* A process started in a killed one's place draws anew.  */
+    w[k].rng = rng_seed(cfg->seed + ((uint64_t)w[k].st->gen << 32), w[k].index);
     start_thread(&w[k], lock_worker);
   }
   t0 = now_ns();
@@ -571,6 +670,232 @@ static int run_lock_threads(const struct stress_cfg *cfg, struct shared *sh,
                        + GRACE_NS);
   free(w);
   return stuck;
+}
+
+/* Process p of a --processes run: its own mapping of fd, at an address
+ * of its own, and its threads.  */
+static pid_t start_process(const struct stress_cfg *cfg, int fd, size_t size,
+                           int p)
+{
+  pid_t pid;
+
+  fflush(NULL);
+  pid = fork();
+  if (pid < 0) {
+    perror("fastlock-stress: fork");
+    exit(1);
+  }
+  if (pid == 0) {
+    struct shared *mine = map_shared(fd, size);
+    _exit(run_lock_threads(cfg, mine, p, 0) != 0);
+  }
+  return pid;
+}
+
+/* --- Killing (rwsem --kill-ms).  The main process SIGKILLs a random
+ * worker process every kill_ms and starts another in its place, noting
+ * from the dead threads' phases how many of them may have held a read
+ * lock and the write lock.  Every QUIET_NS it makes a quiescent point:
+ * every thread pauses at the top of its loop, holding nothing, so the
+ * read locks the lock counts are exactly the dead's, and must number no
+ * more than the dead that may have held one (more: a waiter's death left
+ * a count behind); it releases them (fl_rwsem_reader_died), takes the
+ * write lock itself, which a dead write holder's leaves to it with
+ * EOWNERDEAD (repaired, made consistent), checks the invariants, and
+ * takes a read lock: the deaths must have left the lock usable.  The
+ * kill interval pauses meanwhile.  A write holder that died between
+ * taking the lock and recording itself, or whose thread ID a new thread
+ * already has, is not found (fl_rwsem(3)): the lock stays held, and if
+ * a dead thread may have held it the lock is made anew and the run goes
+ * on, reporting it; if none may have, that is a failure.  */
+#define QUIET_NS ((int64_t)200000000)
+
+struct killer {
+  const struct stress_cfg *cfg;
+  struct shared *sh;
+  pid_t *pids;
+  int fd, per, nw;
+  size_t size;
+  uint64_t rng;
+  int64_t next_kill, next_quiet;
+  int may_read, may_write; /* dead since the last quiescent point */
+  uint64_t kills, quiet_points, readers_released, owner_dead, not_found;
+  int stuck; /* a thread did not pause: no more kills */
+};
+
+static void kill_one(struct killer *k)
+{
+  int p = (int)(rnd(&k->rng) % (uint64_t)k->cfg->processes), t, status;
+
+  kill(k->pids[p], SIGKILL);
+  if (waitpid(k->pids[p], &status, 0) != k->pids[p] || !WIFSIGNALED(status)
+      || WTERMSIG(status) != SIGKILL) {
+    printf("fastlock-stress: !!! process %d ended before its kill\n", p);
+    fail_run("a process failed");
+  }
+  for (t = 0; t < k->per; t++) {
+    struct stats *st = &k->sh->w[p * k->per + t];
+    int32_t ph = __atomic_load_n(&st->phase, __ATOMIC_SEQ_CST);
+
+    k->may_read += ph == PH_WANT_READ || ph == PH_READ || ph == PH_DOWNGRADE;
+    k->may_write += ph == PH_WANT_READ || ph == PH_WANT_WRITE || ph == PH_WRITE
+                    || ph == PH_DOWNGRADE;
+    st->phase = PH_NONE;
+    st->paused = 0;
+    st->gen++;
+  }
+  k->kills++;
+  k->pids[p] = start_process(k->cfg, k->fd, k->size, p);
+}
+
+/* Wait until every thread's paused flag is want; 0, or -1 after the
+ * grace period.  */
+static int wait_paused(struct killer *k, int32_t want)
+{
+  int64_t deadline = now_ns() + GRACE_NS;
+  int t;
+
+  for (t = 0; t < k->nw; t++)
+    while (__atomic_load_n(&k->sh->w[t].paused, __ATOMIC_ACQUIRE) != want) {
+      if (now_ns() > deadline)
+        return -1;
+      sleep_ns(100000);
+    }
+  return 0;
+}
+
+static struct timespec in_one_second(void)
+{
+  return fl_deadline_after_ns(CLOCK_MONOTONIC, FL_NSEC_PER_SEC);
+}
+
+/* Everyone paused: account for the dead, and leave the lock free.  */
+static void settle_dead(struct killer *k)
+{
+  const struct stress_lock_ops *ops = k->cfg->lock;
+  void *obj = k->sh->obj;
+  struct timespec dl;
+  int n = ops->read_locks(obj), rc, i;
+
+  if (n > k->may_read) {
+    printf("fastlock-stress: !!! the lock counts %d read locks, only %d of "
+           "the dead may have held one\n",
+           n, k->may_read);
+    fail_run("a dead process left read locks it did not hold");
+  }
+  for (i = 0; i < n; i++) {
+    rc = ops->reader_died(obj);
+    if (rc != 0) {
+      printf("fastlock-stress: !!! reader_died returned %s\n", errname(rc));
+      fail_run("a dead reader's lock could not be released");
+      break;
+    }
+  }
+  k->readers_released += (uint64_t)n;
+  dl = in_one_second();
+  rc = ops->timedlock[1](obj, CLOCK_MONOTONIC, &dl);
+  if (rc == EOWNERDEAD && k->may_write > 0) {
+    k->owner_dead++;
+    rc = ops->consistent(obj);
+  } else if (rc == ETIMEDOUT && k->may_write > 0
+             && ops->holder_unfindable(obj)) {
+    /* Not found (above): make the lock anew, nobody being inside.  */
+    k->not_found++;
+    rc = ops->init(obj, k->cfg->mode, 0, 2);
+    if (rc == 0)
+      rc = ops->timedlock[1](obj, CLOCK_MONOTONIC, &dl);
+  }
+  if (rc != 0) {
+    printf("fastlock-stress: !!! after the deaths the write lock: %s\n",
+           errname(rc));
+    fail_run("the deaths left the lock unusable");
+    k->stuck = 1;
+    return;
+  }
+  rc = ops->check(obj);
+  if (rc != 0) {
+    printf("fastlock-stress: !!! after the deaths the lock breaks its "
+           "invariant I%d\n",
+           rc);
+    fail_run("the deaths left the lock in an illegal state");
+  }
+  repair(k->sh);
+  rc = ops->unlock[1](obj);
+  dl = in_one_second();
+  if (rc == 0)
+    rc = ops->timedlock[0](obj, CLOCK_MONOTONIC, &dl);
+  if (rc == 0)
+    rc = ops->unlock[0](obj);
+  if (rc != 0) {
+    printf("fastlock-stress: !!! after the deaths, read: %s\n", errname(rc));
+    fail_run("the deaths left the lock unusable");
+    k->stuck = 1;
+  }
+  k->may_read = k->may_write = 0;
+}
+
+/* A quiescent point; the last one (end) leaves the threads to stop.  */
+static void quiesce(struct killer *k, int end)
+{
+  __atomic_store_n(&k->sh->pause, 1, __ATOMIC_SEQ_CST);
+  if (wait_paused(k, 1) != 0) {
+    fail_run("a thread did not pause within 10 s (deadlock or lost "
+             "wake-up?)");
+    k->stuck = 1;
+  } else {
+    settle_dead(k);
+    k->quiet_points++;
+  }
+  if (end)
+    __atomic_store_n(&k->sh->stop, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&k->sh->pause, 0, __ATOMIC_SEQ_CST);
+  if (!end && !k->stuck && wait_paused(k, 0) != 0) {
+    fail_run("a thread did not leave its pause");
+    k->stuck = 1;
+  }
+}
+
+/* Every millisecond of the run: a kill when one is due, a quiescent
+ * point when one is; the pause does not count in the kill interval.  */
+static void kill_tick(void *arg)
+{
+  struct killer *k = arg;
+  int64_t t = now_ns();
+
+  if (k->stuck)
+    return;
+  if (t >= k->next_quiet) {
+    quiesce(k, 0);
+    k->next_kill += now_ns() - t;
+    k->next_quiet = now_ns() + QUIET_NS;
+  } else if (t >= k->next_kill) {
+    kill_one(k);
+    k->next_kill = now_ns() + (int64_t)k->cfg->kill_ms * 1000000;
+  }
+}
+
+static uint64_t stat_total_abandoned(const struct shared *sh, int nw)
+{
+  uint64_t n = 0;
+  int t;
+
+  for (t = 0; t < nw; t++)
+    n += stat_get(&sh->w[t].abandoned);
+  return n;
+}
+
+static void kill_report(const struct killer *k)
+{
+  printf("  kills: %llu  quiescent points: %llu  read locks released for "
+         "the dead: %llu\n"
+         "  dead write holders found: %llu by the threads, %llu at quiescent "
+         "points; not found (made anew): %llu\n",
+         (unsigned long long)k->kills, (unsigned long long)k->quiet_points,
+         (unsigned long long)k->readers_released,
+         (unsigned long long)stat_total_abandoned(k->sh, k->nw),
+         (unsigned long long)k->owner_dead, (unsigned long long)k->not_found);
+  if (k->kills == 0 && k->cfg->duration * 1000 >= 4.0 * k->cfg->kill_ms)
+    fail_run("no process was killed");
 }
 
 struct counter_run {
@@ -708,6 +1033,7 @@ static const char *mode_name(int mode)
 int main(int argc, char **argv)
 {
   struct stress_cfg cfg;
+  struct killer killer = { 0 };
   char err[1024];
   struct shared *sh;
   uint64_t fails = 0;
@@ -775,7 +1101,8 @@ int main(int argc, char **argv)
             cfg.lock->what, sizeof sh->obj);
     return 1;
   }
-  rc = cfg.lock->init(sh->obj, cfg.mode, cfg.read_bias, cfg.pshared);
+  rc = cfg.lock->init(sh->obj, cfg.mode, cfg.read_bias,
+                      cfg.pshared + (cfg.kill_ms > 0));
   if (rc != 0) {
     fail_run("init returned %s", errname(rc));
     goto end;
@@ -788,20 +1115,27 @@ int main(int argc, char **argv)
     int64_t deadline;
     int p, left;
 
-    fflush(NULL);
-    for (p = 0; p < cfg.processes; p++) {
-      pids[p] = fork();
-      if (pids[p] < 0) {
-        perror("fastlock-stress: fork");
-        return 1;
-      }
-      if (pids[p] == 0) {
-        /* The child's own mapping, at an address of its own.  */
-        struct shared *mine = map_shared(fd, size);
-        _exit(run_lock_threads(&cfg, mine, p, 0) != 0);
-      }
+    for (p = 0; p < cfg.processes; p++)
+      pids[p] = start_process(&cfg, fd, size, p);
+    if (cfg.kill_ms > 0) {
+      int64_t t0 = now_ns();
+      killer =
+          (struct killer){ .cfg = &cfg,
+                           .sh = sh,
+                           .pids = pids,
+                           .fd = fd,
+                           .per = per,
+                           .nw = nw,
+                           .size = size,
+                           .rng = cfg.seed + 2,
+                           .next_kill = t0 + (int64_t)cfg.kill_ms * 1000000,
+                           .next_quiet = t0 + QUIET_NS };
+      run_clock(&cfg, sh, nw, t0, kill_tick, &killer);
+      if (!killer.stuck)
+        quiesce(&killer, 1);
+    } else {
+      run_clock(&cfg, sh, nw, now_ns(), NULL, NULL);
     }
-    run_clock(&cfg, sh, nw, now_ns(), NULL, NULL);
     __atomic_store_n(&sh->stop, 1, __ATOMIC_RELAXED);
     deadline = now_ns() + GRACE_NS;
     for (left = cfg.processes; left > 0 && now_ns() < deadline;) {
@@ -855,6 +1189,8 @@ int main(int argc, char **argv)
     fails += s.fails;
     any_starved |= starved(&cfg, &s);
   }
+  if (cfg.kill_ms > 0)
+    kill_report(&killer);
   if (fails != 0)
     fail_run("%llu failure(s) (!!!)%s", (unsigned long long)fails,
              fails > MAX_PRINTED ? "; the first ones are printed above" : "");

@@ -2,8 +2,8 @@
  *
  * A driver is one implementation of one primitive behind a small table of
  * operations (stress-drivers.c): fastlock's, glibc's or another peer's,
- * and a deliberately broken one, the negative control, which the tool
- * accepts but does not list.  stress-opts.c turns the command line into a
+ * and deliberately broken ones, the negative controls, which the tool
+ * accepts but does not list ("broken"; "leaky" for rwsem --kill-ms).  stress-opts.c turns the command line into a
  * struct stress_cfg, stress.c runs it.  */
 #ifndef FASTLOCK_STRESS_STRESS_H
 #define FASTLOCK_STRESS_STRESS_H
@@ -36,6 +36,8 @@ struct stress_lock_ops {
   const char *what; /* for the report */
   size_t size;
   int pshared_ok;
+  /* pshared: 0, 1 (process-shared) or 2 (process-shared and robust: a
+   * dead write holder is found and reported with EOWNERDEAD).  */
   int (*init)(void *obj, int mode, int read_bias, int pshared);
   int (*destroy)(void *obj);
   int (*lock[2])(void *obj);
@@ -49,6 +51,16 @@ struct stress_lock_ops {
    * called inside every critical section; 0, or the number of the
    * invariant broken.  */
   int (*check)(void *obj);
+  /* rwsem --kill-ms (NULL where the implementation has no robust
+   * process-shared lock): the read locks the lock counts, one of them
+   * released for a dead reader, and the data marked repaired by the
+   * holder that took the lock with EOWNERDEAD; and whether the write
+   * lock is held by a holder that cannot be found dead (none recorded,
+   * or a thread ID that a live thread has: fl_rwsem(3)).  */
+  int (*read_locks)(void *obj);
+  int (*reader_died)(void *obj);
+  int (*consistent)(void *obj);
+  int (*holder_unfindable)(void *obj);
 };
 
 /* A counter.  add must be async-signal-safe: signal handlers add too.  */
@@ -72,7 +84,7 @@ const struct stress_lock_ops *stress_find_lock(enum stress_prim prim,
  * cannot run in this build.  */
 const struct stress_counter_ops *stress_find_counter(const char *impl,
                                                      const char **why);
-/* The implementations of prim the help lists (not the broken one).  */
+/* The implementations of prim the help lists (not the broken ones).  */
 const char *stress_impl_names(enum stress_prim prim);
 
 struct stress_cfg {
@@ -89,6 +101,7 @@ struct stress_cfg {
   int strategy;              /* counter */
   double duration, interval; /* seconds */
   int pshared, processes;
+  int kill_ms; /* rwsem: SIGKILL a process every kill_ms ms; 0: never */
   uint64_t seed;
   int fail_on_starvation;
 };

@@ -387,6 +387,16 @@ START_TEST(stress_defaults_and_choices)
   ck_assert_str_eq(cfg.counter->impl, "broken");
   ck_assert(cfg.interval == 0);
 
+  /* The process-death torture, and its negative control.  */
+  ck_assert_int_eq(
+      stress("rwsem", "--pshared", "--processes", "3", "--kill-ms", "5", NULL),
+      STRESS_PARSE_RUN);
+  ck_assert_int_eq(cfg.kill_ms, 5);
+  ck_assert_int_eq(stress("rwsem", "--impl", "leaky", "--pshared",
+                          "--processes", "2", "--kill-ms", "1", NULL),
+                   STRESS_PARSE_RUN);
+  ck_assert_str_eq(cfg.lock->impl, "leaky");
+
   ck_assert_int_eq(stress("--help", NULL), STRESS_PARSE_HELP);
   ck_assert_int_eq(stress("--version", NULL), STRESS_PARSE_VERSION);
 }
@@ -464,6 +474,21 @@ START_TEST(stress_bad_input_is_one_line_naming_what_is_valid)
   assert_error("--interval", "0 for");
   ck_assert_int_eq(stress("rwsem", "--seed", "x", NULL), STRESS_PARSE_ERROR);
   assert_error("--seed", "0 to");
+  ck_assert_int_eq(
+      stress("rwsem", "--pshared", "--processes", "2", "--kill-ms", "0", NULL),
+      STRESS_PARSE_ERROR);
+  assert_error("--kill-ms", "1 to 60000");
+  ck_assert_int_eq(stress("rwsem", "--pshared", "--kill-ms", "5", NULL),
+                   STRESS_PARSE_ERROR);
+  assert_error("--kill-ms", "--processes 2");
+  ck_assert_int_eq(
+      stress("spin", "--pshared", "--processes", "2", "--kill-ms", "5", NULL),
+      STRESS_PARSE_ERROR);
+  assert_error("--kill-ms", "rwsem only");
+  ck_assert_int_eq(stress("rwsem", "--impl", "pthread", "--pshared",
+                          "--processes", "2", "--kill-ms", "5", NULL),
+                   STRESS_PARSE_ERROR);
+  assert_error("--kill-ms", "--impl fastlock");
 }
 END_TEST
 

@@ -16,20 +16,8 @@ out=$(mktemp "${TMPDIR:-/tmp}/fl-ipc-stress.XXXXXX") || exit 99
 trap 'rm -f "$out"' EXIT
 failures=0
 
-# A shim that is atomic within one process only (sysmips), or correct
-# only while one thread runs at a time (a uniprocessor build: natively
-# the torture keeps its processes on one CPU, under QEMU nothing can),
-# cannot run processes that share a region.
-config=include/fastlock/config.h
-if grep -q '^#define FL_ATOMICS_ASM 1' "$config" &&
-   grep -q '^#define FL_MIPS_SYSMIPS 1' "$config"; then
-	echo "SKIP: the sysmips shim is atomic within one process only"
-	exit 77
-fi
-if [ -n "$runner" ] && grep -q '^#define FL_UNIPROCESSOR 1' "$config"; then
-	echo "SKIP: a uniprocessor build under $runner"
-	exit 77
-fi
+# shellcheck source=tests/shared-memory-skip.sh
+. "${srcdir:-.}/tests/shared-memory-skip.sh"
 
 slack=250
 [ -z "$runner" ] || slack=5000

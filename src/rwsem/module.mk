@@ -12,6 +12,9 @@ fl_unit_tests += tests/test-rwsem-pshared
 tests_test_rwsem_pshared_SOURCES = tests/test-rwsem-pshared.c
 fl_unit_tests += tests/test-rwsem-process
 tests_test_rwsem_process_SOURCES = tests/test-rwsem-process.c
+# The process-death torture (fastlock-stress rwsem --kill-ms), briefly.
+TESTS += tests/test-rwsem-kill.sh
+EXTRA_DIST += tests/test-rwsem-kill.sh tests/shared-memory-skip.sh
 # The build machine's compilers take the headers with the native
 # config.h: a cross build's describes a host they cannot compile for.
 if !FL_CROSS

@@ -23,8 +23,12 @@
  * nothing (a robust lock is FL_PSHARED, whose write fastpath already
  * fails into the library).  Bounds of the probe: a holder that dies in
  * the few instructions between taking WRITER and recording itself in
- * owner is not found; a TID reused by a new thread before the probe
- * makes the holder look alive.  The waiter that finds the death takes
+ * owner (two stores: what it records is worked out before it waits), or
+ * between clearing owner and giving WRITER up (up_write, downgrade: the
+ * record must go first, or a new holder's could be erased), is not
+ * found; a TID reused by a new thread before the probe makes the holder
+ * look alive.  fastlock-stress rwsem --kill-ms meets these now and then
+ * (README, Known gaps).  The waiter that finds the death takes
  * the lock over with a CAS on owner (T12 in rwsem.c) and gets
  * EOWNERDEAD; fl_rwsem_consistent then marks the data repaired, and an
  * up_write without it leaves the lock ENOTRECOVERABLE for good.
