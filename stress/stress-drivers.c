@@ -207,15 +207,18 @@ static int fl_rw_consistent(void *obj)
   return fl_rwsem_consistent(obj);
 }
 
+/* Every state a dead writer leaves in the owner word names it and is
+ * found (src/rwsem/robust.c), unless its thread ID is a live thread's
+ * again.  */
 static int fl_rw_holder_unfindable(void *obj)
 {
   const fl_rwsem_t *s = obj;
   int32_t tid =
-      __atomic_load_n(&s->owner, __ATOMIC_RELAXED) & ~FL_RWSEM_OWNER_SLOW;
+      __atomic_load_n(&s->owner, __ATOMIC_RELAXED) & FL_RWSEM_OWNER_TID;
 
   if (!(__atomic_load_n(&s->count, __ATOMIC_RELAXED) & FL_RWSEM_WRITER))
     return 0;
-  return tid <= 0 || kill((pid_t)tid, 0) == 0;
+  return tid != 0 && kill((pid_t)tid, 0) == 0;
 }
 
 static int fl_down_read_timed(void *obj, clockid_t clock,

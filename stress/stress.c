@@ -401,16 +401,18 @@ static void write_and_release(struct worker *w, int may_downgrade)
   const struct stress_lock_ops *ops = w->cfg->lock;
 
   write_section(w);
-  /* Downgrade: become a reader before the lock says so, while no one
-   * else can be inside to see the counters change.  */
+  /* Downgrade: leave the writers' count while no one else can be inside
+   * to see it change, and join the readers' once the lock says so (a
+   * writer killed in its downgrade before the lock let it read has left
+   * a lock that the next writer takes with 0: its section was whole).  */
   if (may_downgrade && ops->downgrade != NULL && rnd(&w->rng) % 8 == 0) {
     int rc;
-    __atomic_fetch_add(&w->sh->read_held, 1, __ATOMIC_SEQ_CST);
     __atomic_fetch_sub(&w->sh->write_held, 1, __ATOMIC_SEQ_CST);
     set_phase(w, PH_DOWNGRADE);
     rc = ops->downgrade(w->obj);
     if (rc != 0)
       failure(w, "downgrade returned %s", errname(rc));
+    __atomic_fetch_add(&w->sh->read_held, 1, __ATOMIC_SEQ_CST);
     set_phase(w, PH_READ);
     stat_add(&w->st->downgrades, 1);
     hold(w);
@@ -703,11 +705,10 @@ static pid_t start_process(const struct stress_cfg *cfg, int fd, size_t size,
  * write lock itself, which a dead write holder's leaves to it with
  * EOWNERDEAD (repaired, made consistent), checks the invariants, and
  * takes a read lock: the deaths must have left the lock usable.  The
- * kill interval pauses meanwhile.  A write holder that died between
- * taking the lock and recording itself, or whose thread ID a new thread
- * already has, is not found (fl_rwsem(3)): the lock stays held, and if
- * a dead thread may have held it the lock is made anew and the run goes
- * on, reporting it; if none may have, that is a failure.  */
+ * kill interval pauses meanwhile.  A write holder whose thread ID a new
+ * thread already has is not found (fl_rwsem(3)): the lock stays held,
+ * and if a dead thread may have held it the lock is made anew and the
+ * run goes on, reporting it; if none may have, that is a failure.  */
 #define QUIET_NS ((int64_t)200000000)
 
 struct killer {

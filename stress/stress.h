@@ -55,8 +55,8 @@ struct stress_lock_ops {
    * process-shared lock): the read locks the lock counts, one of them
    * released for a dead reader, and the data marked repaired by the
    * holder that took the lock with EOWNERDEAD; and whether the write
-   * lock is held by a holder that cannot be found dead (none recorded,
-   * or a thread ID that a live thread has: fl_rwsem(3)).  */
+   * lock is held by a holder that cannot be found dead (a thread ID
+   * that a live thread has again: fl_rwsem(3)).  */
   int (*read_locks)(void *obj);
   int (*reader_died)(void *obj);
   int (*consistent)(void *obj);

@@ -352,6 +352,9 @@ START_TEST(owners_in_two_pid_namespaces_differ)
   ck_assert_int_eq(g->result[2], ETIMEDOUT); /* not EDEADLK */
   ck_assert_int_eq(g->result[3], EPERM);     /* not the owner */
   ck_assert_int_eq(g->result[1], 0);
+  /* A holder of another namespace than the lock's maker's: nobody probes
+   * holders any more (src/rwsem/robust.c, NAMESPACES).  */
+  ck_assert(get(&g->lock.mode) & (int32_t)FL_RWSEM_NS_MIXED);
   shared_free(g);
 }
 END_TEST
@@ -400,6 +403,79 @@ START_TEST(robust_dead_writer_is_detected)
     ck_assert_int_eq(fl_rwsem_down_read(&g->lock), ENOTRECOVERABLE);
     ck_assert_int_eq(fl_rwsem_down_write_trylock(&g->lock), ENOTRECOVERABLE);
   }
+  shared_free(g);
+}
+END_TEST
+
+/* FL_ROBUST: a writer killed in passing, in each state of the owner
+ * word that names it while its critical section is not running
+ * (src/rwsem/robust.c): claimed before T5 (PEND, WRITER down), claimed
+ * and past T5 (PEND, WRITER up: until 2026-12-07 WRITER up with nobody
+ * recorded, a lock wedged for good), releasing before the count word
+ * lets WRITER go (REL, WRITER up) and after (REL, WRITER down).  The
+ * child walks the library's own steps (the claim, the count word's T5 or
+ * release as the library makes them with nobody waiting) and is killed
+ * there.  Then a reader (odd loop index) or a writer gets in within its
+ * deadline, with 0, not EOWNERDEAD (nobody died inside), and after it a
+ * writer and a reader, and the lock is free at the end.  */
+enum window { CLAIMED, CLAIMED_PAST_T5, LEAVING, LEFT, NWINDOWS };
+
+static void die_in_passing(struct shared *g, enum window where)
+{
+  struct fl_rwsem_wait w = FL_RWSEM_NO_DEADLINE(FL_RWSEM_BLOCK);
+  int32_t id = fl_rwsem_self_get() | FL_RWSEM_OWNER_SLOW;
+  int ok;
+
+  if (where == CLAIMED || where == CLAIMED_PAST_T5) {
+    ok = fl_rwsem_owner_claim(&g->lock, id, fl_rwsem_self_ns(), &w) == 0;
+    if (where == CLAIMED_PAST_T5)
+      __atomic_fetch_or(&g->lock.count, FL_RWSEM_WRITER, __ATOMIC_ACQ_REL);
+  } else {
+    ok = fl_rwsem_down_write(&g->lock) == 0;
+    fl_rwsem_owner_leaving(&g->lock, id);
+    if (where == LEFT)
+      __atomic_fetch_and(&g->lock.count, ~FL_RWSEM_WRITER, __ATOMIC_RELEASE);
+  }
+  if (!ok)
+    _exit(1);
+  set(&g->step, 1);
+  for (;;)
+    pause();
+}
+
+START_TEST(robust_writer_killed_in_passing)
+{
+  struct shared *g = shared_new(FL_PSHARED | FL_ROBUST);
+  enum window where = (enum window)(_i / 2);
+  int by_reader = _i % 2;
+  struct timespec t = in_seconds(30);
+  pid_t pid;
+  int status, rc;
+
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0)
+    die_in_passing(g, where);
+  while (get(&g->step) != 1)
+    usleep(100);
+  ck_assert_int_eq(kill(pid, SIGKILL), 0);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_int_eq(get(&g->lock.owner) & FL_RWSEM_OWNER_TID, pid);
+  if (by_reader) {
+    ck_assert_int_eq(fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t),
+                     0);
+    ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+  } else {
+    ck_assert_int_eq(fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t),
+                     0);
+    ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  }
+  rc = fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  ck_assert_int_eq(fl_rwsem_down_read(&g->lock), 0);
+  ck_assert_int_eq(fl_rwsem_up_read(&g->lock), 0);
+  ck_assert_int_eq(get(&g->lock.owner), 0);
   shared_free(g);
 }
 END_TEST
@@ -535,6 +611,7 @@ static Suite *process_suite(void)
   tcase_add_test(tc, atfork_idiom_releases_in_both);
   tcase_add_test(tc, atfork_child_forgets_the_parents_waiters);
   tcase_add_loop_test(tc, robust_dead_writer_is_detected, 0, 4);
+  tcase_add_loop_test(tc, robust_writer_killed_in_passing, 0, 2 * NWINDOWS);
   tcase_add_loop_test(tc, dead_reader_released_by_its_supervisor, 0, NPMODES);
   suite_add_tcase(s, tc);
   return s;

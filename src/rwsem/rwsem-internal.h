@@ -35,6 +35,21 @@
 #define FL_RWSEM_MODE_FLAGS 0xf01u
 #define FL_RWSEM_ROBUST_DEAD 0x10000u /* taken with EOWNERDEAD */
 #define FL_RWSEM_ROBUST_LOST 0x20000u /* ENOTRECOVERABLE */
+/* FL_PSHARED: writers of another PID namespace than owner_ns's have
+ * claimed the lock: nobody probes a holder any more (robust.c,
+ * NAMESPACES).  Set once, never cleared but by init.  */
+#define FL_RWSEM_NS_MIXED 0x40000u
+
+/* The owner word of an FL_PSHARED lock (robust.c: its states and
+ * transitions).  A TID is below 2^22 (the kernel's PID_MAX_LIMIT), so
+ * bits 22..29 are free for the marks; bit 30 is FL_RWSEM_OWNER_SLOW,
+ * always set in a process-shared owner.  */
+#define FL_RWSEM_OWNER_TID 0x003fffff
+#define FL_RWSEM_OWNER_PEND 0x08000000 /* about to take WRITER */
+#define FL_RWSEM_OWNER_ROB 0x10000000  /* taking over from the dead */
+#define FL_RWSEM_OWNER_REL 0x20000000  /* releasing */
+#define FL_RWSEM_OWNER_MARKS                                                   \
+ (FL_RWSEM_OWNER_PEND | FL_RWSEM_OWNER_ROB | FL_RWSEM_OWNER_REL)
 
 /* How a slowpath may wait: FL_RWSEM_BLOCK, FL_RWSEM_TRY (never sleeps),
  * or FL_RWSEM_TIMED (sleeps until abstime on clock).  */
@@ -99,10 +114,30 @@ int fl_rwsem_bias_held(const fl_rwsem_t *s);
 /* Does any thread?  */
 int fl_rwsem_bias_readers(const fl_rwsem_t *s);
 
-/* robust.c (FL_ROBUST).  Is the write holder recorded in s dead?  */
-int fl_rwsem_owner_dead(const fl_rwsem_t *s);
-/* The calling process's PID namespace (0 if unknown).  */
+/* robust.c: the owner word of an FL_PSHARED lock.  The calling
+ * process's PID namespace (0 if unknown).  */
 int32_t fl_rwsem_self_ns(void);
+/* C1: a writer that found the count word free claims the right to try
+ * T5 (id: the caller's TID | OWNER_SLOW; ns: its namespace).  0: done,
+ * try T5, then fl_rwsem_owner_hold, or fl_rwsem_owner_unclaim if T5
+ * failed; EAGAIN: a writer holds the lock, wait on the count word; EBUSY
+ * (a trylock), ETIMEDOUT (w's deadline), or what fl_rwsem_take_over
+ * returned (FL_ROBUST: the thread we waited for was dead).  */
+int fl_rwsem_owner_claim(fl_rwsem_t *s, int32_t id, int32_t ns,
+                         const struct fl_rwsem_wait *w);
+void fl_rwsem_owner_hold(fl_rwsem_t *s, int32_t id);
+void fl_rwsem_owner_unclaim(fl_rwsem_t *s);
+/* C2: before the count word lets WRITER go (up_write, downgrade), and
+ * after (before the wake-ups).  */
+void fl_rwsem_owner_leaving(fl_rwsem_t *s, int32_t id);
+void fl_rwsem_owner_left(fl_rwsem_t *s);
+/* C3, C4 (FL_ROBUST): a waiter that has waited a poll (or a trylock)
+ * takes the lock over if the thread the owner word names is dead.
+ * Returns 0 (nothing taken), EOWNERDEAD (held for writing; its holder
+ * died inside), FL_RWSEM_TAKEN_OVER (held for writing; nobody died
+ * inside, the data is as the last holder left it) or ENOTRECOVERABLE.  */
+int fl_rwsem_take_over(fl_rwsem_t *s);
+#define FL_RWSEM_TAKEN_OVER (-2)
 
 /* How long a readers' turn nobody enters, or a WPEND nobody holds for,
  * lasts before a waiter's lease takes it down (T9), in microseconds:

@@ -104,8 +104,10 @@
  *                             ETIMEDOUT leaves the word as it was)
  *   T11 downgrade             CAS WRITER -> R+1, and RWAIT -> RTURN as T7;
  *                             with WPEND, wake the writers as T7 does
- *   T12 dead owner taken over (FL_ROBUST) CAS of owner from the dead
- *                             holder's id to ours; WRITER stays set
+ *   T12 dead owner taken over (FL_ROBUST) CAS of the owner word from
+ *                             a dead thread's state to ours; WRITER
+ *                             stays set (robust.c, C3 and C4: the owner
+ *                             word's own states and transitions)
  * The fastpath releases are the first half of T4 (fetch_add -READER) and
  * of T7/T8 (add_negative -WRITER: WRITER goes, the flags stay); their
  * second half runs only when SLOW was up.
@@ -189,13 +191,19 @@
  *   I7  L is at most the readers in their slowpath that counted
  *       themselves (the model checks equality: with E, exactly the late
  *       readers whose noted E is the word's)
+ *   I8  FL_PSHARED: WRITER => the owner word names a thread (robust.c,
+ *       J2), but on a lost lock; checked by a caller that holds the lock
+ *       or sees it quiescent (the owner word is read after c)
  *
  * FL_PSHARED.  Every sleep is bounded by POLL_NS, after which the waiter
  * looks again from scratch (T9 included): this bounds what a process
  * killed between a CAS and its wake can cost the others.  Owners are told
  * apart by TID and PID namespace (owner, owner_ns), so two processes that
  * are each PID 1 in their own namespace are not taken for one another.
- * Private locks sleep without a bound (a process dies whole).
+ * A writer claims the owner word before its T5 and holds it after, and
+ * marks it before its release, so that every state a killed writer
+ * leaves names it (robust.c).  Private locks sleep without a bound (a
+ * process dies whole), and their holder stores its TID after T5.
  *
  * Spinning: a waiter polls the word at most SPIN_MAX times before it
  * sleeps, and stops early once the word has not changed for SPIN_STALE
@@ -607,25 +615,15 @@ static int32_t owner_id(const fl_rwsem_t *s)
   return tid;
 }
 
-/* Record the holder: id and ns (owner_id, and fl_rwsem_self_ns on an
- * FL_PSHARED lock) worked out before the wait, so that between taking
- * WRITER and recording itself the holder runs no more than this: a
- * death there is not found (robust.c), and the first call of a process
- * reads /proc for its namespace.  */
-static void record_owner(fl_rwsem_t *s, int32_t id, int32_t ns)
-{
-  if (pshared(s))
-    fl_store_relaxed(&s->owner_ns, ns);
-  fl_store_relaxed(&s->owner, id);
-}
-
 /* Does the caller hold s for writing?  Only the holder writes owner and
- * owner_ns while it holds s, so the holder always reads its own values.
- * A thread that does not hold s could read one holder's TID and a later
- * holder's namespace only if both changed twice between its two loads.  */
+ * owner_ns while it holds s (robust.c: HELD), so the holder always reads
+ * its own values; a process-shared owner word with a mark (PEND, ROB,
+ * REL) names nobody inside, and never equals a TID.  A thread that does
+ * not hold s reads HELD(t) (acquire) with t's owner_ns (the release of
+ * fl_rwsem_owner_hold).  */
 int fl_rwsem_write_held_by_me(const fl_rwsem_t *s)
 {
-  int32_t o = fl_load_relaxed(&s->owner) & ~FL_RWSEM_OWNER_SLOW;
+  int32_t o = fl_load_acquire(&s->owner) & ~FL_RWSEM_OWNER_SLOW;
 
   if (!(fl_load_relaxed(&s->count) & WRITER) || o == 0)
     return 0;
@@ -633,28 +631,6 @@ int fl_rwsem_write_held_by_me(const fl_rwsem_t *s)
     return o == fl_rwsem_self_get()
            && fl_load_relaxed(&s->owner_ns) == fl_rwsem_self_ns();
   return o == fl_rwsem_self_get() || o == forked_from;
-}
-
-/* FL_ROBUST: the holder recorded in owner died.  Take the lock over
- * (T12): one CAS on owner, so one waiter wins.  */
-static int take_over(fl_rwsem_t *s)
-{
-  int32_t o = fl_load_relaxed(&s->owner);
-  int32_t m;
-
-  if (o == 0 || !fl_rwsem_owner_dead(s)
-      || fl_atomic_cmpxchg_acquire(&s->owner, o, owner_id(s)) != o)
-    return 0;
-  fl_store_relaxed(&s->owner_ns, fl_rwsem_self_ns());
-  m = fl_load_relaxed(&s->mode);
-  while (!(m & (int32_t)FL_RWSEM_ROBUST_DEAD)) {
-    int32_t seen = fl_atomic_cmpxchg_relaxed(&s->mode, m,
-                                             m | (int32_t)FL_RWSEM_ROBUST_DEAD);
-    if (seen == m)
-      break;
-    m = seen;
-  }
-  return 1;
 }
 
 static int robust(const fl_rwsem_t *s)
@@ -735,10 +711,21 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
         continue;
       }
       /* FL_ROBUST: a reader that finds the write holder dead takes the
-       * lock over as a writer would (T12), and so holds it for writing. */
-      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY)
-          && take_over(s))
-        return EOWNERDEAD;
+       * lock over as a writer would (T12), and so holds it for writing;
+       * one that took over a transition nobody finished (robust.c, C4)
+       * releases it, nobody having died inside, and looks again.  */
+      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY)) {
+        int taken = fl_rwsem_take_over(s);
+
+        if (taken == FL_RWSEM_TAKEN_OVER) {
+          fl_rwsem_unlock_write(s);
+          polled = 0;
+          c = fl_load_relaxed(&s->count);
+          continue;
+        }
+        if (taken != 0)
+          return taken;
+      }
       if (w->how == FL_RWSEM_TRY)
         return EBUSY;
       if (!spin_more(s, &c, &spins, &stale))
@@ -849,8 +836,24 @@ int fl_rwsem_count_up_read(fl_rwsem_t *s)
 /* Writers.                                                            */
 /* ------------------------------------------------------------------ */
 
-/* A writer takes the lock (T5) or waits (T6) until it can.  */
-static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
+/* T10 for a writer: our WPEND may be the only one: clear it and let
+ * everybody look again; live writers set it again.  */
+static int write_timed_out(fl_rwsem_t *s)
+{
+  int32_t c = fl_load_relaxed(&s->count);
+
+  while ((c & WPEND) && !underflow(c)
+         && !cas(s, &c, with_slow(c & ~(WPEND | ((c & WRITER) ? 0 : RWAIT)))))
+    ;
+  wake_everybody(s);
+  return ETIMEDOUT;
+}
+
+/* A writer takes the lock (T5) or waits (T6) until it can.  On a
+ * process-shared lock T5 comes between the claim of the owner word and
+ * its hold (robust.c, C1): id and ns are what the claim records.  */
+static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w, int32_t id,
+                      int32_t ns)
 {
   int polled = 0, spins = 0, stale = 0;
 
@@ -865,14 +868,31 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     for (;;) {
       c = settled(s, c);
       if (!(c & (WRITER | RTURN)) && READERS(c) == 0) {
+        if (pshared(s)) {
+          int claimed = fl_rwsem_owner_claim(s, id, ns, w);
+
+          if (claimed == EAGAIN) {
+            c = fl_load_relaxed(&s->count); /* a writer holds it */
+            continue;
+          }
+          if (claimed == ETIMEDOUT)
+            return write_timed_out(s);
+          if (claimed != 0)
+            return claimed;
+        }
         if (cas(s, &c, c | WRITER)) /* T5 */
           return 0;
+        if (pshared(s))
+          fl_rwsem_owner_unclaim(s);
         continue;
       }
       /* FL_ROBUST: probe the holder once per poll, not per spin.  */
-      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY)
-          && take_over(s))
-        return EOWNERDEAD;
+      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY)) {
+        int taken = fl_rwsem_take_over(s);
+
+        if (taken != 0)
+          return taken;
+      }
       if (w->how == FL_RWSEM_TRY)
         return EBUSY;
       if (!spin_more(s, &c, &spins, &stale))
@@ -888,17 +908,8 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
             : pshared(s)                   ? POLL_NS
                                            : 0;
     rc = wait_on(s, &s->wseq, g, w, lease);
-    if (rc == ETIMEDOUT) {
-      /* T10: our WPEND may be the only one: clear it and let everybody
-       * look again; live writers set it again.  */
-      c = fl_load_relaxed(&s->count);
-      while (
-          (c & WPEND) && !underflow(c)
-          && !cas(s, &c, with_slow(c & ~(WPEND | ((c & WRITER) ? 0 : RWAIT)))))
-        ;
-      wake_everybody(s);
-      return ETIMEDOUT;
-    }
+    if (rc == ETIMEDOUT)
+      return write_timed_out(s); /* T10 */
     spins = stale = 0;
     polled = rc == LEASE_EXPIRED;
     if (polled && fl_load_relaxed(&s->count) == c)
@@ -906,8 +917,8 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
   }
 }
 
-/* Release the write lock the caller holds (owner already cleared): the
- * fastpath's atomic, then T7/T8 if SLOW.  */
+/* Release the write lock the caller holds (owner already cleared, or
+ * REL: robust.c, C2): the fastpath's atomic, then T7/T8 if SLOW.  */
 static int write_release(fl_rwsem_t *s)
 {
   /* Release: the critical section stays before it.  */
@@ -916,6 +927,10 @@ static int write_release(fl_rwsem_t *s)
   return 0;
 }
 
+/* T5 done, the owner word next.  A private lock's holder stores its id
+ * (nobody else writes owner while WRITER is up).  A process-shared
+ * lock's writer claimed the owner word before its T5 and now holds it
+ * (robust.c, C1).  */
 int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 {
   int32_t id = owner_id(s), ns = pshared(s) ? fl_rwsem_self_ns() : 0;
@@ -925,11 +940,15 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
     return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
   if (robust(s) && lost(s))
     return ENOTRECOVERABLE;
-  rc = write_wait(s, w);
-  if (rc == EOWNERDEAD)
-    return rc; /* taken over: owner is ours already */
+  rc = write_wait(s, w, id, ns);
+  if (rc == FL_RWSEM_TAKEN_OVER)
+    return 0; /* robust.c, C4: owner is ours already */
   if (rc != 0)
-    return rc;
+    return rc; /* EOWNERDEAD (C3) included */
+  if (pshared(s)) {
+    fl_rwsem_owner_hold(s, id);
+    return 0;
+  }
   if (fl_load_relaxed(&s->count) & BIASED) {
     rc = fl_rwsem_bias_revoke(s, w);
     if (rc != 0) {
@@ -937,7 +956,7 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
       return rc;
     }
   }
-  record_owner(s, id, ns);
+  fl_store_relaxed(&s->owner, id);
   return 0;
 }
 
@@ -974,23 +993,38 @@ static void forget_the_parents_waiters(fl_rwsem_t *s)
 
 /* up_write of a lock the caller holds, after the checks.  FL_ROBUST: a
  * lock taken with EOWNERDEAD and not made consistent is lost for good:
- * it stays write-locked by nobody, and everybody is woken to learn it.  */
+ * it stays write-locked by nobody (LOST before the owner word goes, so
+ * that a waiter that takes over from us, should we die between the two,
+ * finds it lost: robust.c, C3), and everybody is woken to learn it.  A
+ * process-shared holder leaves by C2 (robust.c).  */
 int fl_rwsem_unlock_write(fl_rwsem_t *s)
 {
   int32_t m = fl_load_relaxed(&s->mode);
+  int32_t id = owner_id(s);
+  int slow;
 
   if (forked_from != 0 && !pshared(s)
       && fl_load_relaxed(&s->owner) == forked_from)
     forget_the_parents_waiters(s);
-  fl_store_relaxed(&s->owner, 0);
-  fl_store_relaxed(&s->owner_ns, 0);
   if (m & (int32_t)FL_RWSEM_ROBUST_DEAD) {
-    fl_store_release(&s->mode, (m & ~(int32_t)FL_RWSEM_ROBUST_DEAD)
-                                   | (int32_t)FL_RWSEM_ROBUST_LOST);
+    fl_atomic_fetch_or_release(&s->mode, (int32_t)FL_RWSEM_ROBUST_LOST);
+    fl_atomic_fetch_and_relaxed(&s->mode, ~(int32_t)FL_RWSEM_ROBUST_DEAD);
+    fl_store_release(&s->owner, 0);
     wake_everybody(s);
     return 0;
   }
-  return write_release(s);
+  if (!pshared(s)) {
+    fl_store_relaxed(&s->owner, 0);
+    return write_release(s);
+  }
+  /* C2 (robust.c): the owner word is NONE again before the wake-ups,
+   * so that a woken writer finds it free.  */
+  fl_rwsem_owner_leaving(s, id);
+  slow = fl_atomic_add_negative_release(&s->count, -WRITER);
+  fl_rwsem_owner_left(s);
+  if (slow)
+    writer_gone(s);
+  return 0;
 }
 
 /* Owner not the caller's plain TID: FL_PSHARED, a tool, the child of a
@@ -1016,8 +1050,10 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
     return EPERM;
   if (fl_load_relaxed(&s->mode) & (int32_t)FL_RWSEM_ROBUST_DEAD)
     return EPERM; /* consistent first: a reader cannot repair */
-  fl_store_relaxed(&s->owner, 0);
-  fl_store_relaxed(&s->owner_ns, 0);
+  if (pshared(s))
+    fl_rwsem_owner_leaving(s, owner_id(s)); /* robust.c, C2 */
+  else
+    fl_store_relaxed(&s->owner, 0);
   c = fl_load_relaxed(&s->count);
   do {
     c = settled(s, c);
@@ -1026,6 +1062,8 @@ int fl_rwsem_downgrade_raw(fl_rwsem_t *s)
     if (admit)
       want = (want & ~RWAIT) | RTURN;
   } while (!cas(s, &c, with_slow(want)));
+  if (pshared(s))
+    fl_rwsem_owner_left(s);
   /* The readers first, then the writers, as in T7.  WPEND may be our
    * own, used up: T4 would keep it.  */
   if (admit)
@@ -1050,8 +1088,10 @@ int fl_rwsem_init_raw(fl_rwsem_t *s, unsigned flags)
       || ((flags & FL_RWSEM_READ_BIAS) && (flags & FL_PSHARED))
       || ((flags & FL_ROBUST) && !(flags & FL_PSHARED)))
     return EINVAL;
+  /* A process-shared lock's owner_ns starts as the namespace of the
+   * process that makes it (robust.c, NAMESPACES).  */
   fl_store_relaxed(&s->owner, 0);
-  fl_store_relaxed(&s->owner_ns, 0);
+  fl_store_relaxed(&s->owner_ns, (flags & FL_PSHARED) ? fl_rwsem_self_ns() : 0);
   fl_store_relaxed(&s->mode, (int32_t)flags);
   fl_store_relaxed(&s->rseq, 0);
   fl_store_relaxed(&s->wseq, 0);
@@ -1106,5 +1146,8 @@ int fl_rwsem_check_invariants(const fl_rwsem_t *s, int32_t c)
       || ((c & EPOCH_MASK) && !(m & FL_PSHARED))
       || ((c & BIASED) && !(m & FL_RWSEM_READ_BIAS)))
     return 6;
+  if ((m & FL_PSHARED) && (c & WRITER) && !(m & FL_RWSEM_ROBUST_LOST)
+      && fl_load_relaxed(&s->owner) == 0)
+    return 8;
   return 0;
 }
