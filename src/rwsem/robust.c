@@ -115,6 +115,8 @@
 
 #include "rwsem/rwsem-internal.h"
 
+#include "sys/clock.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -157,20 +159,9 @@ int32_t fl_rwsem_self_ns(void)
   return ns;
 }
 
-/* The id a process-shared holder records: its TID, OWNER_SLOW.  */
-static int32_t my_id(void)
-{
-  return fl_rwsem_self_get() | FL_RWSEM_OWNER_SLOW;
-}
-
 static int mixed(const fl_rwsem_t *s)
 {
   return (fl_load_relaxed(&s->mode) & MIXED) != 0;
-}
-
-static int lost(const fl_rwsem_t *s)
-{
-  return (fl_load_relaxed(&s->mode) & (int32_t)FL_RWSEM_ROBUST_LOST) != 0;
 }
 
 /* Is the thread that owner word o names dead?  Only with the namespace
@@ -188,7 +179,7 @@ static int named_dead(const fl_rwsem_t *s, int32_t o)
 /* C4 after our CAS to ROB(me): keep the lock if W is up.  */
 static int settle(fl_rwsem_t *s, int32_t id)
 {
-  if (lost(s)) {
+  if (fl_rwsem_lost(s)) {
     fl_store_relaxed(&s->owner, 0);
     return ENOTRECOVERABLE;
   }
@@ -201,19 +192,18 @@ static int settle(fl_rwsem_t *s, int32_t id)
   return FL_RWSEM_TAKEN_OVER;
 }
 
-int fl_rwsem_take_over(fl_rwsem_t *s)
+int fl_rwsem_take_over(fl_rwsem_t *s, int32_t id)
 {
   /* Acquire: the count word read after the CAS below is no older.  */
   int32_t o = fl_load_acquire(&s->owner);
-  int32_t id = my_id();
 
-  if (o == 0 || !named_dead(s, o))
+  if (!(fl_load_relaxed(&s->mode) & FL_ROBUST) || o == 0 || !named_dead(s, o))
     return 0;
   if (!(o & MARKS)) {
     /* C3.  */
     if (fl_atomic_cmpxchg_acquire(&s->owner, o, id) != o)
       return 0;
-    if (lost(s))
+    if (fl_rwsem_lost(s))
       return ENOTRECOVERABLE;
     fl_atomic_fetch_or_relaxed(&s->mode, (int32_t)FL_RWSEM_ROBUST_DEAD);
     return EOWNERDEAD;
@@ -241,12 +231,6 @@ static int pend(fl_rwsem_t *s, int32_t id, int32_t ns)
   return 1;
 }
 
-/* C1 facing another's state: fl_rwsem_take_over on an FL_ROBUST lock.  */
-static int probe(fl_rwsem_t *s)
-{
-  return (fl_load_relaxed(&s->mode) & FL_ROBUST) ? fl_rwsem_take_over(s) : 0;
-}
-
 int fl_rwsem_owner_claim(fl_rwsem_t *s, int32_t id, int32_t ns,
                          const struct fl_rwsem_wait *w)
 {
@@ -264,7 +248,7 @@ int fl_rwsem_owner_claim(fl_rwsem_t *s, int32_t id, int32_t ns,
     if (!(o & MARKS))
       return EAGAIN; /* HELD: the count word's wait */
     if (w->how == FL_RWSEM_TRY) {
-      int rc = probe(s); /* as a trylock facing WRITER does */
+      int rc = fl_rwsem_take_over(s, id); /* as a trylock facing WRITER */
 
       return rc != 0 ? rc : EBUSY;
     }
@@ -275,14 +259,13 @@ int fl_rwsem_owner_claim(fl_rwsem_t *s, int32_t id, int32_t ns,
       continue;
     }
     if (w->abstime != NULL) {
-      struct timespec now;
+      struct timespec now = fl_deadline_after_ns(w->clock, 0);
 
-      clock_gettime(w->clock, &now);
       if (!fl_rwsem_after(w->abstime, &now))
         return ETIMEDOUT;
     }
     if (++naps % 50 == 0) {
-      int rc = probe(s);
+      int rc = fl_rwsem_take_over(s, id);
 
       if (rc != 0)
         return rc;

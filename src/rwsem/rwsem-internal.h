@@ -68,6 +68,13 @@ struct fl_rwsem_wait {
   (how), CLOCK_MONOTONIC, NULL                                                 \
  }
 
+/* FL_ROBUST: released without fl_rwsem_consistent, ENOTRECOVERABLE for
+ * good.  */
+static inline int fl_rwsem_lost(const fl_rwsem_t *s)
+{
+  return (fl_load_relaxed(&s->mode) & (int32_t)FL_RWSEM_ROBUST_LOST) != 0;
+}
+
 /* Is time a later than time b?  */
 static inline int fl_rwsem_after(const struct timespec *a,
                                  const struct timespec *b)
@@ -131,12 +138,13 @@ void fl_rwsem_owner_unclaim(fl_rwsem_t *s);
  * after (before the wake-ups).  */
 void fl_rwsem_owner_leaving(fl_rwsem_t *s, int32_t id);
 void fl_rwsem_owner_left(fl_rwsem_t *s);
-/* C3, C4 (FL_ROBUST): a waiter that has waited a poll (or a trylock)
- * takes the lock over if the thread the owner word names is dead.
+/* C3, C4: on an FL_ROBUST lock, a waiter that has waited a poll (or a
+ * trylock) takes the lock over, as id (its TID | OWNER_SLOW), if the
+ * thread the owner word names is dead.
  * Returns 0 (nothing taken), EOWNERDEAD (held for writing; its holder
  * died inside), FL_RWSEM_TAKEN_OVER (held for writing; nobody died
  * inside, the data is as the last holder left it) or ENOTRECOVERABLE.  */
-int fl_rwsem_take_over(fl_rwsem_t *s);
+int fl_rwsem_take_over(fl_rwsem_t *s, int32_t id);
 #define FL_RWSEM_TAKEN_OVER (-2)
 
 /* How long a readers' turn nobody enters, or a WPEND nobody holds for,

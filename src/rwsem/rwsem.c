@@ -314,11 +314,6 @@ static int prefers(const fl_rwsem_t *s, unsigned flag)
   return (mode_of(s) & flag) != 0;
 }
 
-static int lost(const fl_rwsem_t *s)
-{
-  return (mode_of(s) & FL_RWSEM_ROBUST_LOST) != 0;
-}
-
 /* c with SLOW made to agree with its flags (I2).  */
 static int32_t with_slow(int32_t c)
 {
@@ -695,7 +690,7 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
     int32_t want;
     int count_in, rc;
 
-    if (lost(s))
+    if (fl_rwsem_lost(s))
       return ENOTRECOVERABLE;
     for (;;) {
       c = settled(s, c);
@@ -714,8 +709,8 @@ static int read_wait_counted(fl_rwsem_t *s, const struct fl_rwsem_wait *w,
        * lock over as a writer would (T12), and so holds it for writing;
        * one that took over a transition nobody finished (robust.c, C4)
        * releases it, nobody having died inside, and looks again.  */
-      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY)) {
-        int taken = fl_rwsem_take_over(s);
+      if ((c & WRITER) && (polled || w->how == FL_RWSEM_TRY)) {
+        int taken = fl_rwsem_take_over(s, owner_id(s));
 
         if (taken == FL_RWSEM_TAKEN_OVER) {
           fl_rwsem_unlock_write(s);
@@ -790,8 +785,8 @@ static int read_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
  * half of T4 again) and wait.  */
 static int read_slow(fl_rwsem_t *s, int32_t old, const struct fl_rwsem_wait *w)
 {
-  if (READERS(old) < FL_RWSEM_READERS_MAX && !underflow(old) && !lost(s)
-      && read_may_enter(s, old, 0))
+  if (READERS(old) < FL_RWSEM_READERS_MAX && !underflow(old)
+      && !fl_rwsem_lost(s) && read_may_enter(s, old, 0))
     return 0;
   read_left(s, fl_atomic_fetch_add_release(&s->count, -READER));
   if (READERS(old) >= FL_RWSEM_READERS_MAX && !underflow(old))
@@ -863,7 +858,7 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w, int32_t id,
     int64_t lease;
     int rc;
 
-    if (lost(s))
+    if (fl_rwsem_lost(s))
       return ENOTRECOVERABLE;
     for (;;) {
       c = settled(s, c);
@@ -887,8 +882,8 @@ static int write_wait(fl_rwsem_t *s, const struct fl_rwsem_wait *w, int32_t id,
         continue;
       }
       /* FL_ROBUST: probe the holder once per poll, not per spin.  */
-      if ((c & WRITER) && robust(s) && (polled || w->how == FL_RWSEM_TRY)) {
-        int taken = fl_rwsem_take_over(s);
+      if ((c & WRITER) && (polled || w->how == FL_RWSEM_TRY)) {
+        int taken = fl_rwsem_take_over(s, id);
 
         if (taken != 0)
           return taken;
@@ -938,7 +933,7 @@ int fl_rwsem_lock_write(fl_rwsem_t *s, const struct fl_rwsem_wait *w)
 
   if (fl_rwsem_write_held_by_me(s))
     return w->how == FL_RWSEM_TRY ? EBUSY : EDEADLK;
-  if (robust(s) && lost(s))
+  if (robust(s) && fl_rwsem_lost(s))
     return ENOTRECOVERABLE;
   rc = write_wait(s, w, id, ns);
   if (rc == FL_RWSEM_TAKEN_OVER)
@@ -1000,7 +995,7 @@ static void forget_the_parents_waiters(fl_rwsem_t *s)
 int fl_rwsem_unlock_write(fl_rwsem_t *s)
 {
   int32_t m = fl_load_relaxed(&s->mode);
-  int32_t id = owner_id(s);
+  int32_t id;
   int slow;
 
   if (forked_from != 0 && !pshared(s)
@@ -1019,6 +1014,7 @@ int fl_rwsem_unlock_write(fl_rwsem_t *s)
   }
   /* C2 (robust.c): the owner word is NONE again before the wake-ups,
    * so that a woken writer finds it free.  */
+  id = owner_id(s);
   fl_rwsem_owner_leaving(s, id);
   slow = fl_atomic_add_negative_release(&s->count, -WRITER);
   fl_rwsem_owner_left(s);
@@ -1120,7 +1116,7 @@ int fl_rwsem_destroy_raw(fl_rwsem_t *s)
   int32_t free_bits = BIASED | SHARED | RTURN | SLOW | EPOCH_MASK
                       | (pshared(s) ? LATE_MASK : 0);
 
-  if (lost(s))
+  if (fl_rwsem_lost(s))
     return 0;
   if ((fl_load_relaxed(&s->count) & ~free_bits) != 0
       || ((fl_load_relaxed(&s->bias) & FL_RWSEM_BIAS_MODE)
