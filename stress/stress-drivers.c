@@ -209,16 +209,19 @@ static int fl_rw_consistent(void *obj)
 
 /* Every state a dead writer leaves in the owner word names it and is
  * found (src/rwsem/robust.c), unless its thread ID is a live thread's
- * again.  */
+ * again and the stamps do not tell the two apart (STAMPS: none recorded,
+ * none to be had, or the same one, once in 31).  */
 static int fl_rw_holder_unfindable(void *obj)
 {
   const fl_rwsem_t *s = obj;
-  int32_t tid =
-      __atomic_load_n(&s->owner, __ATOMIC_RELAXED) & FL_RWSEM_OWNER_TID;
+  int32_t o = __atomic_load_n(&s->owner, __ATOMIC_RELAXED);
+  int32_t tid = o & FL_RWSEM_OWNER_TID, stamp = o & FL_RWSEM_OWNER_STAMP, now;
 
-  if (!(__atomic_load_n(&s->count, __ATOMIC_RELAXED) & FL_RWSEM_WRITER))
+  if (!(__atomic_load_n(&s->count, __ATOMIC_RELAXED) & FL_RWSEM_WRITER)
+      || tid == 0 || kill((pid_t)tid, 0) != 0)
     return 0;
-  return tid != 0 && kill((pid_t)tid, 0) == 0;
+  now = fl_rwsem_stamp_of(tid);
+  return stamp == 0 || now == 0 || now == stamp;
 }
 
 static int fl_down_read_timed(void *obj, clockid_t clock,

@@ -18,6 +18,7 @@
 #include "fl-check.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -480,6 +481,195 @@ START_TEST(robust_writer_killed_in_passing)
 }
 END_TEST
 
+/* Fork a child that records its stamp in result[0] (after taking the
+ * write lock, if lock), sets step to 1 and waits to be killed; return
+ * once it has.  */
+static pid_t stamped_child(struct shared *g, int lock)
+{
+  pid_t pid = fork();
+
+  if (pid == 0) {
+    if (lock && fl_rwsem_down_write(&g->lock) != 0)
+      _exit(1);
+    set(&g->result[0], fl_rwsem_self_stamp());
+    set(&g->step, 1);
+    for (;;)
+      pause();
+  }
+  while (pid > 0 && get(&g->step) != 1)
+    usleep(100);
+  return pid;
+}
+
+/* FL_ROBUST, STAMPS (src/rwsem/robust.c): the owner word names a live
+ * thread's TID with another thread's stamp, as a write holder that died
+ * leaves it once its TID is taken by a new thread.  The prober must find
+ * the holder dead (loop index 0: a writer, 1: a reader, each with
+ * EOWNERDEAD); with the live thread's own stamp (2) it must not (J3: a
+ * live holder is never taken over), and the waiter's deadline passes.  */
+START_TEST(robust_holder_with_another_stamp_is_dead)
+{
+  struct shared *g = shared_new(FL_PSHARED | FL_ROBUST);
+  int by_reader = _i == 1, control = _i == 2;
+  struct timespec t;
+  int32_t real, stamp;
+  pid_t pid;
+  int rc;
+
+  pid = stamped_child(g, 0);
+  ck_assert_int_ge(pid, 0);
+  real = get(&g->result[0]);
+  if (real == 0) {
+    printf("test-rwsem-process: pidfd_open(PIDFD_THREAD) refused here "
+           "(Linux before 6.9, or an emulator): no stamps, "
+           "robust_holder_with_another_stamp_is_dead checked nothing\n");
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    shared_free(g);
+    return;
+  }
+  /* 1..31 in STAMP's place; another one is (k mod 31) + 1.  */
+  stamp = control ? real : ((real >> 22) % 31 + 1) << 22;
+  __atomic_fetch_or(&g->lock.count, FL_RWSEM_WRITER, __ATOMIC_ACQ_REL);
+  set(&g->lock.owner, pid | FL_RWSEM_OWNER_SLOW | stamp);
+  if (control) {
+    t = fl_deadline_after_ns(CLOCK_MONOTONIC, 300000000); /* 6 probes */
+    ck_assert_int_eq(fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t),
+                     ETIMEDOUT);
+    ck_assert_int_eq(fl_rwsem_down_read_trylock(&g->lock), EBUSY);
+    ck_assert_int_eq(get(&g->lock.owner), pid | FL_RWSEM_OWNER_SLOW | stamp);
+    set(&g->lock.owner, 0); /* the live holder's release, by hand */
+    __atomic_fetch_and(&g->lock.count, ~FL_RWSEM_WRITER, __ATOMIC_RELEASE);
+  } else {
+    t = in_seconds(30);
+    rc = by_reader ? fl_rwsem_down_read_timed(&g->lock, CLOCK_MONOTONIC, &t)
+                   : fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t);
+    ck_assert_int_eq(rc, EOWNERDEAD);
+    ck_assert_int_eq(fl_rwsem_consistent(&g->lock), 0);
+    ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, 0);
+  ck_assert_int_eq(fl_rwsem_down_write(&g->lock), 0);
+  ck_assert_int_eq(fl_rwsem_up_write(&g->lock), 0);
+  shared_free(g);
+}
+END_TEST
+
+/* The same with a real reuse: in a PID namespace of its own (where
+ * nobody else forks), a write holder A is killed, ns_last_pid is set so
+ * that the next child B gets A's TID, and B, not A's thread for all its
+ * TID, must not pass for the holder: its up_write is EPERM (before
+ * stamps, 0: it released a dead thread's lock as its own) and its
+ * down_write finds A dead (before, EDEADLK: the lock wedged for good).
+ * Should B's stamp equal A's (one time in 31), B is killed and another
+ * B made.  Exit codes: 0 done, 78 no stamps here, 79 ns_last_pid not
+ * writable, 80 the TID was not reused; results 1..3 B's.  */
+static pid_t reuse_child(struct shared *g)
+{
+  pid_t b = fork();
+
+  if (b != 0)
+    return b;
+  set(&g->result[0], fl_rwsem_self_stamp());
+  set(&g->step, 2);
+  while (get(&g->step) != 3)
+    usleep(100);
+  {
+    struct timespec t = in_seconds(30);
+
+    set(&g->result[1], fl_rwsem_up_write(&g->lock));
+    set(&g->result[2],
+        fl_rwsem_down_write_timed(&g->lock, CLOCK_MONOTONIC, &t));
+    if (get(&g->result[2]) == EOWNERDEAD) {
+      fl_rwsem_consistent(&g->lock);
+      set(&g->result[3], fl_rwsem_up_write(&g->lock));
+    }
+  }
+  set(&g->step, 4);
+  for (;;)
+    pause();
+}
+
+static int reuse_init(void *p)
+{
+  struct shared *g = p;
+  int32_t dead_stamp;
+  pid_t a, b = 0;
+  int tries;
+
+  if (fl_rwsem_init(&g->lock, FL_PSHARED | FL_ROBUST) != 0)
+    return 10; /* owner_ns: this namespace */
+  a = stamped_child(g, 1);
+  if (a < 0)
+    return 11;
+  kill(a, SIGKILL);
+  waitpid(a, NULL, 0);
+  dead_stamp = get(&g->result[0]);
+  if (dead_stamp == 0)
+    return 78;
+  for (tries = 0; tries < 20; tries++) {
+    char buf[16];
+    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+    int n = snprintf(buf, sizeof buf, "%d", (int)a - 1);
+    int ok = fd >= 0 && write(fd, buf, (size_t)n) == n;
+
+    if (fd >= 0)
+      close(fd);
+    if (!ok)
+      return 79;
+    set(&g->step, 1);
+    b = reuse_child(g);
+    if (b != a)
+      return 80;
+    while (get(&g->step) != 2)
+      usleep(100);
+    if (get(&g->result[0]) != dead_stamp)
+      break;
+    kill(b, SIGKILL);
+    waitpid(b, NULL, 0);
+  }
+  set(&g->step, 3);
+  while (get(&g->step) != 4)
+    usleep(100);
+  kill(b, SIGKILL);
+  waitpid(b, NULL, 0);
+  return 0;
+}
+
+START_TEST(robust_holder_tid_reused)
+{
+  struct shared *g = shared_new(FL_PSHARED | FL_ROBUST);
+  pid_t pid;
+  int status, code;
+
+  pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0)
+    fl_test_namespace_init(reuse_init, g, NULL);
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status), "status %#x", status);
+  code = WEXITSTATUS(status);
+  if (code >= 77 && code <= 80) {
+    static const char *const why[] = {
+      "unshare(CLONE_NEWPID) not permitted",
+      "pidfd_open(PIDFD_THREAD) refused (no stamps)",
+      "ns_last_pid not writable", "the TID was not given again"
+    };
+    printf("test-rwsem-process: %s here; robust_holder_tid_reused checked "
+           "nothing\n",
+           why[code - 77]);
+    munmap(g, sizeof *g);
+    return;
+  }
+  ck_assert_int_eq(code, 0);
+  ck_assert_int_eq(g->result[1], EPERM);      /* not the holder */
+  ck_assert_int_eq(g->result[2], EOWNERDEAD); /* not EDEADLK */
+  ck_assert_int_eq(g->result[3], 0);
+  shared_free(g);
+}
+END_TEST
+
 /* A read holder killed with the lock: its count stays (read locks are
  * counted, not named) until a supervisor that knows of the death says so
  * with fl_rwsem_reader_died; then writers get in.  */
@@ -612,6 +802,8 @@ static Suite *process_suite(void)
   tcase_add_test(tc, atfork_child_forgets_the_parents_waiters);
   tcase_add_loop_test(tc, robust_dead_writer_is_detected, 0, 4);
   tcase_add_loop_test(tc, robust_writer_killed_in_passing, 0, 2 * NWINDOWS);
+  tcase_add_loop_test(tc, robust_holder_with_another_stamp_is_dead, 0, 3);
+  tcase_add_test(tc, robust_holder_tid_reused);
   tcase_add_loop_test(tc, dead_reader_released_by_its_supervisor, 0, NPMODES);
   suite_add_tcase(s, tc);
   return s;

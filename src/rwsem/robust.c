@@ -15,6 +15,8 @@
  * THE OWNER WORD (s->owner, FL_PSHARED)
  *   bits  0..21  TID       the thread the state is about (PID_MAX_LIMIT
  *                          is 2^22)
+ *   bits 22..26  STAMP     FL_ROBUST: which thread of that TID (STAMPS);
+ *                          0 where the kernel cannot say
  *   bit  27      PEND      the thread is about to take WRITER (T5)
  *   bit  28      ROB       the thread is taking the lock over
  *   bit  29      REL       the thread is releasing the lock
@@ -59,10 +61,11 @@
  *      a live thread dead.  While NS_MIXED is clear every thread named
  *      in the word is of owner_ns's namespace (J4, and a claimant of
  *      another sets NS_MIXED before its claim), and a prober probes only
- *      from that namespace, where a live thread's TID exists.  (A dead
- *      thread's TID taken by a new thread makes a dead one look alive,
- *      never the reverse.)  So a thread's moves from its own state are
- *      plain stores
+ *      from that namespace, where a live thread's TID exists and its
+ *      stamp is the one it recorded.  (A dead thread's TID taken by a
+ *      new thread makes a dead one look alive, unless their stamps
+ *      differ: STAMPS; never the reverse.)  So a thread's moves from its
+ *      own state are plain stores
  *   J4 PEND(t), HELD(t), REL(t) or ROB(t) => owner_ns is t's namespace,
  *      or NS_MIXED is set
  *
@@ -102,9 +105,30 @@
  * is found about one poll after someone starts to wait, and costs the
  * fastpaths nothing (a process-shared lock's write fastpath already
  * fails into the library).  A TID reused by a new thread before the
- * probe makes the dead thread look alive (documented).
+ * probe would make the dead thread look alive: STAMPS tell the two
+ * apart where the kernel can.
  * fl_rwsem_consistent then marks the data repaired, and an up_write
  * without it leaves the lock ENOTRECOVERABLE for good.
+ *
+ * STAMPS (FL_ROBUST).  A TID is reused once the kernel's PID counter
+ * comes round (pid_max: 32768 unless raised, 4194304 with systemd), and
+ * a lock nobody waits for is not probed: a holder that died an hour ago
+ * may have a live successor of its TID by the time someone waits.  So a
+ * holder's id carries a stamp of the thread itself: the inode number of
+ * a pidfd for it (pidfd_open with PIDFD_THREAD; since Linux 6.9 that is
+ * the kernel's identity of the thread: on a 64-bit kernel never reused
+ * while the system runs, on a 32-bit one after 2^32 threads; the same
+ * whichever process or namespace asks), folded
+ * into 1..31.  A prober that finds the TID alive opens a pidfd for it
+ * in turn: a different stamp means the thread it names is dead.  The
+ * stamp is read, never computed from a clock (/proc's start times move
+ * with the reader's time namespace), so a live thread's stamp is the
+ * one it recorded (J3).  Where pidfd_open refuses (an older kernel; a
+ * QEMU whose guest's O_EXCL is not the host's, as on MIPS) the stamp
+ * is 0, and a 0 on either side decides nothing: the dead thread looks
+ * alive, as before.  Five bits tell a reused TID from the dead thread
+ * 30 times in 31.  Each thread opens its own pidfd once (its first
+ * write lock of an FL_ROBUST lock, and again in the child of a fork).
  *
  * DEAD READ HOLDERS.  Read locks are counted in the count word, not
  * named (naming them would cost the read fastpath its single atomic).  A
@@ -118,24 +142,38 @@
 #include "sys/clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TID FL_RWSEM_OWNER_TID
 #define PEND FL_RWSEM_OWNER_PEND
 #define ROB FL_RWSEM_OWNER_ROB
 #define REL FL_RWSEM_OWNER_REL
 #define MARKS FL_RWSEM_OWNER_MARKS
+#define STAMP FL_RWSEM_OWNER_STAMP
+#define STAMP_SHIFT 22
+#define STAMP_READ 1 /* in self_stamp: below STAMP */
 #define MIXED ((int32_t)FL_RWSEM_NS_MIXED)
 
+#ifndef PIDFD_THREAD
+# define PIDFD_THREAD O_EXCL /* <linux/pidfd.h>, Linux 6.9 */
+#endif
+
 static int32_t self_ns = -1; /* -1: not read yet in this process */
+/* The thread's stamp (STAMPS) | STAMP_READ, or 0 before it is read.  */
+static __thread int32_t self_stamp __attribute__((tls_model("initial-exec")));
 static pthread_once_t ns_once = PTHREAD_ONCE_INIT;
 
+/* In the child of fork: a new process, and its thread a new thread.  */
 static void ns_forget(void)
 {
   self_ns = -1;
+  self_stamp = 0;
 }
 
 static void ns_setup(void)
@@ -159,21 +197,56 @@ int32_t fl_rwsem_self_ns(void)
   return ns;
 }
 
+int32_t fl_rwsem_stamp_of(int32_t tid)
+{
+#ifdef SYS_pidfd_open
+  struct stat st;
+  int fd = (int)syscall(SYS_pidfd_open, (pid_t)tid, PIDFD_THREAD);
+  int ok;
+
+  if (fd < 0)
+    return 0;
+  ok = fstat(fd, &st) == 0;
+  close(fd);
+  if (ok)
+    return (int32_t)(1 + (uint64_t)st.st_ino % 31) << STAMP_SHIFT;
+#else
+  (void)tid;
+#endif
+  return 0;
+}
+
+int32_t fl_rwsem_self_stamp(void)
+{
+  if (self_stamp == 0) {
+    pthread_once(&ns_once, ns_setup);
+    /* For good: the thread's id must not change.  */
+    self_stamp = fl_rwsem_stamp_of((int32_t)syscall(SYS_gettid)) | STAMP_READ;
+  }
+  return self_stamp & STAMP;
+}
+
 static int mixed(const fl_rwsem_t *s)
 {
   return (fl_load_relaxed(&s->mode) & MIXED) != 0;
 }
 
 /* Is the thread that owner word o names dead?  Only with the namespace
- * known to be the caller's (NAMESPACES).  */
+ * known to be the caller's (NAMESPACES).  Its TID may be gone, or taken
+ * by another thread (STAMPS).  */
 static int named_dead(const fl_rwsem_t *s, int32_t o)
 {
-  int32_t tid = o & TID;
+  int32_t tid = o & TID, stamp = o & STAMP, now;
 
   if (tid == 0 || mixed(s)
       || fl_load_relaxed(&s->owner_ns) != fl_rwsem_self_ns())
     return 0;
-  return kill((pid_t)tid, 0) != 0 && errno == ESRCH && !mixed(s);
+  if (kill((pid_t)tid, 0) != 0)
+    return errno == ESRCH && !mixed(s);
+  if (stamp == 0)
+    return 0;
+  now = fl_rwsem_stamp_of(tid);
+  return now != 0 && now != stamp && !mixed(s);
 }
 
 /* C4 after our CAS to ROB(me): keep the lock if W is up.  */

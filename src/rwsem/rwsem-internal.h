@@ -42,12 +42,13 @@
 
 /* The owner word of an FL_PSHARED lock (robust.c: its states and
  * transitions).  A TID is below 2^22 (the kernel's PID_MAX_LIMIT), so
- * bits 22..29 are free for the marks; bit 30 is FL_RWSEM_OWNER_SLOW,
- * always set in a process-shared owner.  */
+ * bits 22..29 are free for the stamp and the marks; bit 30 is
+ * FL_RWSEM_OWNER_SLOW, always set in a process-shared owner.  */
 #define FL_RWSEM_OWNER_TID 0x003fffff
-#define FL_RWSEM_OWNER_PEND 0x08000000 /* about to take WRITER */
-#define FL_RWSEM_OWNER_ROB 0x10000000  /* taking over from the dead */
-#define FL_RWSEM_OWNER_REL 0x20000000  /* releasing */
+#define FL_RWSEM_OWNER_STAMP 0x07c00000 /* FL_ROBUST: which thread */
+#define FL_RWSEM_OWNER_PEND 0x08000000  /* about to take WRITER */
+#define FL_RWSEM_OWNER_ROB 0x10000000   /* taking over from the dead */
+#define FL_RWSEM_OWNER_REL 0x20000000   /* releasing */
 #define FL_RWSEM_OWNER_MARKS                                                   \
  (FL_RWSEM_OWNER_PEND | FL_RWSEM_OWNER_ROB | FL_RWSEM_OWNER_REL)
 
@@ -124,8 +125,14 @@ int fl_rwsem_bias_readers(const fl_rwsem_t *s);
 /* robust.c: the owner word of an FL_PSHARED lock.  The calling
  * process's PID namespace (0 if unknown).  */
 int32_t fl_rwsem_self_ns(void);
+/* The calling thread's stamp, in FL_RWSEM_OWNER_STAMP's place (0 where
+ * the kernel cannot say): an FL_ROBUST lock's owner id carries it.  */
+int32_t fl_rwsem_self_stamp(void);
+/* Thread tid's stamp, as fl_rwsem_self_stamp in that thread.  */
+int32_t fl_rwsem_stamp_of(int32_t tid);
 /* C1: a writer that found the count word free claims the right to try
- * T5 (id: the caller's TID | OWNER_SLOW; ns: its namespace).  0: done,
+ * T5 (id: the caller's TID | OWNER_SLOW, and its stamp on an FL_ROBUST
+ * lock; ns: its namespace).  0: done,
  * try T5, then fl_rwsem_owner_hold, or fl_rwsem_owner_unclaim if T5
  * failed; EAGAIN: a writer holds the lock, wait on the count word; EBUSY
  * (a trylock), ETIMEDOUT (w's deadline), or what fl_rwsem_take_over
@@ -139,7 +146,7 @@ void fl_rwsem_owner_unclaim(fl_rwsem_t *s);
 void fl_rwsem_owner_leaving(fl_rwsem_t *s, int32_t id);
 void fl_rwsem_owner_left(fl_rwsem_t *s);
 /* C3, C4: on an FL_ROBUST lock, a waiter that has waited a poll (or a
- * trylock) takes the lock over, as id (its TID | OWNER_SLOW), if the
+ * trylock) takes the lock over, as id (its owner id, as for the claim), if the
  * thread the owner word names is dead.
  * Returns 0 (nothing taken), EOWNERDEAD (held for writing; its holder
  * died inside), FL_RWSEM_TAKEN_OVER (held for writing; nobody died

@@ -599,15 +599,28 @@ static void lease_expired(fl_rwsem_t *s, int32_t c)
 /* Owners.                                                             */
 /* ------------------------------------------------------------------ */
 
-/* The id the caller records in owner: its TID, with OWNER_SLOW where its
- * up_write must come to the library.  */
-static int32_t owner_id(const fl_rwsem_t *s)
+static int robust(const fl_rwsem_t *s)
+{
+  return (mode_of(s) & FL_ROBUST) != 0;
+}
+
+/* Who the caller is to s: its TID, and on an FL_ROBUST lock its stamp
+ * (robust.c, STAMPS: a new thread that took a dead holder's TID is not
+ * that holder).  */
+static inline int32_t self_id(const fl_rwsem_t *s)
 {
   int32_t tid = fl_rwsem_self_get();
 
+  return robust(s) ? tid | fl_rwsem_self_stamp() : tid;
+}
+
+/* The id the caller records in owner: self_id, with OWNER_SLOW where its
+ * up_write must come to the library.  */
+static inline int32_t owner_id(const fl_rwsem_t *s)
+{
   if (pshared(s) || fl_load_relaxed(&fl_tools_active) != 0)
-    return tid | FL_RWSEM_OWNER_SLOW;
-  return tid;
+    return self_id(s) | FL_RWSEM_OWNER_SLOW;
+  return self_id(s);
 }
 
 /* Does the caller hold s for writing?  Only the holder writes owner and
@@ -623,14 +636,9 @@ int fl_rwsem_write_held_by_me(const fl_rwsem_t *s)
   if (!(fl_load_relaxed(&s->count) & WRITER) || o == 0)
     return 0;
   if (pshared(s))
-    return o == fl_rwsem_self_get()
+    return o == self_id(s)
            && fl_load_relaxed(&s->owner_ns) == fl_rwsem_self_ns();
   return o == fl_rwsem_self_get() || o == forked_from;
-}
-
-static int robust(const fl_rwsem_t *s)
-{
-  return (mode_of(s) & FL_ROBUST) != 0;
 }
 
 /* ------------------------------------------------------------------ */
