@@ -60,6 +60,46 @@ int pt_in_child(int (*fn)(void *), void *arg)
   return -1;
 }
 
+static void *read_to_be_cancelled(void *p)
+{
+  char c;
+
+  return (void *)(intptr_t)read(*(int *)p, &c, 1);
+}
+
+static int cancel_a_reader(void)
+{
+  int fds[2];
+  pthread_t t;
+  void *ret;
+
+  if (pipe(fds) != 0 || pthread_create(&t, NULL, read_to_be_cancelled, &fds[0]))
+    return 1;
+  usleep(20000); /* most likely in read by now; if not, cancelled on entry */
+  if (pthread_cancel(t) != 0 || pthread_join(t, &ret) != 0)
+    return 1;
+  return ret == PTHREAD_CANCELED ? 0 : 1;
+}
+
+const char *pt_no_cancel_unwind(void)
+{
+  pid_t pid = fork();
+  int status;
+
+  if (pid < 0)
+    return "fork failed: cannot probe pthread_cancel";
+  if (pid == 0)
+    _exit(cancel_a_reader());
+  if (waitpid(pid, &status, 0) != pid)
+    return "waitpid failed: cannot probe pthread_cancel";
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return NULL;
+  return "glibc's own pthread_cancel of a thread in read() does not end "
+         "the thread here (on qemu-ppc it aborts the process: the unwinder "
+         "cannot leave QEMU's 32-bit PowerPC signal frame), so no "
+         "cancellation point can be tested";
+}
+
 struct timespec pt_after_ms(clockid_t clock, long ms)
 {
   return fl_deadline_after_ns(clock, (int64_t)ms * 1000000);

@@ -121,12 +121,13 @@ dist_fastlockdata_DATA = src/pthread/fastlock-pthread.supp
 check_PROGRAMS += $(fl_pthread_tests)
 # Natively only: the cross builds are static (--disable-shared), and the
 # drop-in's tests are about a shared library that comes before libc.  The
-# drop-in is still built for every arch, and check-cross's i686-dropin
-# build (a shared i686 build) runs these tests on the i686 drop-in:
-# natively where the kernel executes 32-bit x86 programs, else under
-# qemu-i386, whose user mode does not emulate the kernel's robust list
-# (set_robust_list is ENOSYS there): test-pthread-mutex then leaves out
-# its robust cases and says so.
+# drop-in is still built for every arch, and check-cross's dropin builds
+# (one shared build per arch) run these tests on each arch's drop-in:
+# under QEMU, whose user mode does not emulate the kernel's robust list
+# (set_robust_list is ENOSYS there), test-pthread-mutex leaves out its
+# robust cases, and where glibc's own pthread_cancel cannot unwind (qemu-ppc)
+# test-pthread-cond and test-pthread-sem leave out their cancellation
+# cases; each says so (tests/pthread-check.c).
 if !FL_CROSS
 TESTS += $(fl_pthread_tests)
 endif
