@@ -320,10 +320,5 @@ static Suite *suite(int cancel)
 
 int main(void)
 {
-  const char *why = pt_no_cancel_unwind();
-
-  if (why != NULL)
-    printf("SKIP: %s: the cancellation cases: %s\n",
-           program_invocation_short_name, why);
-  return fl_check_run(suite(why == NULL));
+  return fl_check_run(suite(pt_cancellation_testable()));
 }
