@@ -83,8 +83,7 @@ static int cancel_a_reader(void)
   return ret == PTHREAD_CANCELED ? 0 : 1;
 }
 
-/* Why a cancelled thread cannot be unwound here, or NULL.  */
-static const char *no_cancel_unwind(void)
+const char *pt_no_cancel_unwind(void)
 {
   pid_t pid = fork();
   int status;
@@ -105,14 +104,12 @@ static const char *no_cancel_unwind(void)
          "cancellation point can be tested";
 }
 
-int pt_cancellation_testable(void)
+int pt_cases_run(const char *cases, const char *why)
 {
-  const char *why = no_cancel_unwind();
-
   if (why == NULL)
     return 1;
-  printf("SKIP: %s: the cancellation cases: %s\n",
-         program_invocation_short_name, why);
+  printf("SKIP: %s: the %s cases: %s\n", program_invocation_short_name, cases,
+         why);
   return 0;
 }
 

@@ -24,13 +24,17 @@ void *pt_shared(size_t size);
  * did not exit normally.  */
 int pt_in_child(int (*fn)(void *), void *arg);
 
-/* Whether a cancelled thread can be unwound on this machine: 1, or 0
- * after a "SKIP: " line saying that the program leaves out its
- * cancellation cases, and why.  Probed with glibc's own cancellation
- * point (a read of an empty pipe), in a child: under qemu-ppc (32-bit
- * PowerPC) glibc's pthread_cancel aborts the process, the unwinder not
- * finding its way out of the signal frame QEMU builds.  */
-int pt_cancellation_testable(void);
+/* Why a cancelled thread cannot be unwound on this machine, or NULL.
+ * Probed with glibc's own cancellation point (a read of an empty pipe),
+ * in a child: under qemu-ppc (32-bit PowerPC) glibc's pthread_cancel
+ * aborts the process, the unwinder not finding its way out of the
+ * signal frame QEMU builds.  */
+const char *pt_no_cancel_unwind(void);
+
+/* Whether a program runs its cases of a kind (e.g. "robust"): 1 where
+ * why is NULL, else 0 after a "SKIP: " line saying that it leaves them
+ * out, and why.  */
+int pt_cases_run(const char *cases, const char *why);
 
 /* A deadline ms milliseconds from now on clock.  */
 struct timespec pt_after_ms(clockid_t clock, long ms);

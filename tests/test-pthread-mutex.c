@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -481,10 +480,5 @@ static Suite *suite(int robust)
 
 int main(void)
 {
-  const char *why = no_robust_list();
-
-  if (why != NULL)
-    printf("SKIP: %s: the robust cases: %s\n", program_invocation_short_name,
-           why);
-  return fl_check_run(suite(why == NULL));
+  return fl_check_run(suite(pt_cases_run("robust", no_robust_list())));
 }

@@ -320,5 +320,6 @@ static Suite *suite(int cancel)
 
 int main(void)
 {
-  return fl_check_run(suite(pt_cancellation_testable()));
+  return fl_check_run(
+      suite(pt_cases_run("cancellation", pt_no_cancel_unwind())));
 }
