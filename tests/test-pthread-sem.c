@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "pthread-check.h"
+#include "pthread/sem.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -244,8 +245,8 @@ END_TEST
 
 /* sem_wait's and sem_timedwait's sleeps are cancellation points: a
  * thread cancelled while it waits ends (pthread_join returns), takes no
- * unit, and leaves the semaphore working: a post then reaches the
- * waiter left.  Before, the sleep ignored the cancel and pthread_join
+ * unit, counts itself out of the waiters, and leaves the semaphore
+ * working: a post then reaches the waiter left.  Before, the sleep ignored the cancel and pthread_join
  * hung.  */
 struct cancel_sem {
   sem_t s;
@@ -286,9 +287,12 @@ START_TEST(a_cancelled_waiter_takes_nothing)
   ck_assert_int_eq(pthread_cancel(victim), 0);
   ck_assert_int_eq(pthread_join(victim, &ret), 0);
   ck_assert_ptr_eq(ret, PTHREAD_CANCELED);
+  /* The victim's cleanup ran: it counts itself out (sem.h).  */
+  ck_assert_uint_le(((struct fl_psem *)(void *)&g.s)->nwaiters, 1);
   ck_assert_int_eq(sem_post(&g.s), 0);
   ck_assert_int_eq(pthread_join(other, &ret), 0);
   ck_assert_ptr_eq(ret, NULL); /* sem_wait returned 0 */
+  ck_assert_uint_eq(((struct fl_psem *)(void *)&g.s)->nwaiters, 0);
   ck_assert_int_eq(sem_getvalue(&g.s, &v), 0);
   ck_assert_int_eq(v, 0);
   ck_assert_int_eq(sem_destroy(&g.s), 0);

@@ -90,6 +90,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                      const struct timespec *abstime)
 {
   struct cond_waiter w = { fl_pc(c), m, 0, 0 };
+  struct _pthread_cleanup_buffer cleanup;
   uint32_t seq;
   int rc, rc2;
 
@@ -108,9 +109,9 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
     fl_atomic_fetch_add_relaxed(W(&w.pc->waiters), -1);
     return rc;
   }
-  pthread_cleanup_push(cancelled, &w);
+  _pthread_cleanup_push(&cleanup, cancelled, &w);
   rc = fl_pt_wait(&w.pc->seq, seq, w.shared, clock, abstime, 1);
-  pthread_cleanup_pop(0);
+  _pthread_cleanup_pop(&cleanup, 0);
   check_out(&w);
   if (fl_pt_under_vg())
     fl_pt_vg_happens_after(c);

@@ -42,6 +42,26 @@ static inline int32_t fl_pt_tid(void)
   return __builtin_expect(t != 0, 1) ? t : fl_pt_tid_slowpath();
 }
 
+/* The cleanup handler of a wait that is a cancellation point, registered
+ * the way glibc's own waits register theirs (its sem_wait, for one): a
+ * buffer on the waiter's stack chained into the thread's list, which the
+ * cancellation unwinder runs as it leaves the buffer's frame, in order
+ * with the caller's handlers, even through frames without unwind tables.
+ * pthread_cleanup_push, in C built without -fexceptions, costs a
+ * __sigsetjmp and two calls to register and unregister it, on every
+ * wait that sleeps (README, Known gaps: the semaphore ping-pong, from
+ * 0.85 to 0.91 of glibc's).  -fexceptions instead (a cleanup
+ * attribute, no cost until an unwind) runs the handler only where the
+ * unwinder can reach the landing pad before glibc longjmps to the
+ * caller's setjmp-style handler: not on powerpc64le or mipsel, whose
+ * cancelled condition waiters then ran the caller's handler without the
+ * mutex.  glibc exports these two on every arch (at its first version
+ * there, and at GLIBC_2.34, which a build against glibc 2.34 or later
+ * binds) and declares only their buffer in <pthread.h>.  */
+void _pthread_cleanup_push(struct _pthread_cleanup_buffer *buffer,
+                           void (*routine)(void *), void *arg);
+void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *buffer, int execute);
+
 /* A full barrier after an atomic read-modify-write, where a store must be
  * ordered before a later load of another word (the waiter-count
  * handshakes of sem and cond).  A locked x86 instruction already is one;

@@ -68,6 +68,7 @@ static int sem_take(sem_t *s, int how, clockid_t clock,
 {
   struct fl_psem *ps = fl_ps(s);
   int shared = (fl_load_relaxed(&ps->flags) & FL_PS_SHARED) != 0;
+  struct _pthread_cleanup_buffer cleanup;
   int rc;
 
   if (how != TRY)
@@ -80,7 +81,7 @@ static int sem_take(sem_t *s, int how, clockid_t clock,
     return fail(EINVAL);
   fl_atomic_fetch_add_relaxed(W(&ps->nwaiters), 1);
   fl_pt_mb_after_rmw(); /* check in, then look: sem.h */
-  pthread_cleanup_push(cancelled, ps);
+  _pthread_cleanup_push(&cleanup, cancelled, ps);
   for (;;) {
     rc = take(ps);
     if (rc == 0)
@@ -92,7 +93,7 @@ static int sem_take(sem_t *s, int how, clockid_t clock,
     if (rc == ETIMEDOUT || rc == EINTR || rc == EINVAL)
       break;
   }
-  pthread_cleanup_pop(0);
+  _pthread_cleanup_pop(&cleanup, 0);
   fl_atomic_fetch_add_relaxed(W(&ps->nwaiters), -1);
   if (rc != 0)
     return fail(rc);
