@@ -210,7 +210,7 @@ static int fl_rw_consistent(void *obj)
 /* Every state a dead writer leaves in the owner word names it and is
  * found (src/rwsem/robust.c), unless its thread ID is a live thread's
  * again and the stamps do not tell the two apart (STAMPS: none recorded,
- * none to be had, or the same one, once in 31).  */
+ * none to be had, or the same one, once in 63).  */
 static int fl_rw_holder_unfindable(void *obj)
 {
   const fl_rwsem_t *s = obj;

@@ -528,8 +528,8 @@ START_TEST(robust_holder_with_another_stamp_is_dead)
     shared_free(g);
     return;
   }
-  /* 1..31 in STAMP's place; another one is (k mod 31) + 1.  */
-  stamp = control ? real : ((real >> 22) % 31 + 1) << 22;
+  /* 1..63 in STAMP's place; another one is (k mod 63) + 1.  */
+  stamp = control ? real : ((real >> 22) % 63 + 1) << 22;
   __atomic_fetch_or(&g->lock.count, FL_RWSEM_WRITER, __ATOMIC_ACQ_REL);
   set(&g->lock.owner, pid | FL_RWSEM_OWNER_SLOW | stamp);
   if (control) {
@@ -562,7 +562,7 @@ END_TEST
  * TID, must not pass for the holder: its up_write is EPERM (before
  * stamps, 0: it released a dead thread's lock as its own) and its
  * down_write finds A dead (before, EDEADLK: the lock wedged for good).
- * Should B's stamp equal A's (one time in 31), B is killed and another
+ * Should B's stamp equal A's (one time in 63), B is killed and another
  * B made.  Exit codes: 0 done, 78 no stamps here, 79 ns_last_pid not
  * writable, 80 the TID was not reused (each: nothing checked), others a
  * failure; results 1..3 B's.  */

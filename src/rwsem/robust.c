@@ -15,12 +15,12 @@
  * THE OWNER WORD (s->owner, FL_PSHARED)
  *   bits  0..21  TID       the thread the state is about (PID_MAX_LIMIT
  *                          is 2^22)
- *   bits 22..26  STAMP     FL_ROBUST: which thread of that TID (STAMPS);
+ *   bits 22..27  STAMP     FL_ROBUST: which thread of that TID (STAMPS);
  *                          0 where the kernel cannot say
- *   bit  27      PEND      the thread is about to take WRITER (T5)
- *   bit  28      ROB       the thread is taking the lock over
- *   bit  29      REL       the thread is releasing the lock
+ *   bit  28      PEND      the thread is about to take WRITER (T5)
+ *   bit  29      ROB       the thread is taking the lock over
  *   bit  30      OWNER_SLOW  always set: up_write comes to the library
+ *   bit  31      REL       the thread is releasing the lock
  *
  * STATES (t: a thread; W: the count word's WRITER)
  *   O0 NONE       0: W is down (or the lock is lost: ENOTRECOVERABLE)
@@ -119,16 +119,17 @@
  * the kernel's identity of the thread: on a 64-bit kernel never reused
  * while the system runs, on a 32-bit one after 2^32 threads; the same
  * whichever process or namespace asks), folded
- * into 1..31.  A prober that finds the TID alive opens a pidfd for it
+ * into 1..63.  A prober that finds the TID alive opens a pidfd for it
  * in turn: a different stamp means the thread it names is dead.  The
  * stamp is read, never computed from a clock (/proc's start times move
  * with the reader's time namespace), so a live thread's stamp is the
  * one it recorded (J3).  Where pidfd_open refuses (an older kernel; a
  * QEMU whose guest's O_EXCL is not the host's, as on MIPS) the stamp
  * is 0, and a 0 on either side decides nothing: the dead thread looks
- * alive, as before.  Five bits tell a reused TID from the dead thread
- * 30 times in 31.  Each thread opens its own pidfd once (its first
- * write lock of an FL_ROBUST lock, and again in the child of a fork).
+ * alive, as before.  Six bits tell a reused TID from the dead thread
+ * 62 times in 63 (five, until 2026-12-07: 30 in 31).  Each thread opens
+ * its own pidfd once (its first write lock of an FL_ROBUST lock, and
+ * again in the child of a fork).
  *
  * DEAD READ HOLDERS.  Read locks are counted in the count word, not
  * named (naming them would cost the read fastpath its single atomic).  A
@@ -209,7 +210,7 @@ int32_t fl_rwsem_stamp_of(int32_t tid)
   ok = fstat(fd, &st) == 0;
   close(fd);
   if (ok)
-    return (int32_t)(1 + (uint64_t)st.st_ino % 31) << STAMP_SHIFT;
+    return (int32_t)(1 + (uint64_t)st.st_ino % 63) << STAMP_SHIFT;
 #else
   (void)tid;
 #endif

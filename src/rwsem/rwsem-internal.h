@@ -42,13 +42,13 @@
 
 /* The owner word of an FL_PSHARED lock (robust.c: its states and
  * transitions).  A TID is below 2^22 (the kernel's PID_MAX_LIMIT), so
- * bits 22..29 are free for the stamp and the marks; bit 30 is
+ * bits 22..29 and 31 are free for the stamp and the marks; bit 30 is
  * FL_RWSEM_OWNER_SLOW, always set in a process-shared owner.  */
 #define FL_RWSEM_OWNER_TID 0x003fffff
-#define FL_RWSEM_OWNER_STAMP 0x07c00000 /* FL_ROBUST: which thread */
-#define FL_RWSEM_OWNER_PEND 0x08000000  /* about to take WRITER */
-#define FL_RWSEM_OWNER_ROB 0x10000000   /* taking over from the dead */
-#define FL_RWSEM_OWNER_REL 0x20000000   /* releasing */
+#define FL_RWSEM_OWNER_STAMP 0x0fc00000 /* FL_ROBUST: which thread */
+#define FL_RWSEM_OWNER_PEND 0x10000000  /* about to take WRITER */
+#define FL_RWSEM_OWNER_ROB 0x20000000   /* taking over from the dead */
+#define FL_RWSEM_OWNER_REL INT32_MIN    /* releasing (bit 31) */
 #define FL_RWSEM_OWNER_MARKS                                                   \
  (FL_RWSEM_OWNER_PEND | FL_RWSEM_OWNER_ROB | FL_RWSEM_OWNER_REL)
 
