@@ -246,8 +246,8 @@ END_TEST
 /* sem_wait's and sem_timedwait's sleeps are cancellation points: a
  * thread cancelled while it waits ends (pthread_join returns), takes no
  * unit, counts itself out of the waiters, and leaves the semaphore
- * working: a post then reaches the waiter left.  Before, the sleep ignored the cancel and pthread_join
- * hung.  */
+ * working: a post then reaches the waiter left.  Before, the sleep
+ * ignored the cancel and pthread_join hung.  */
 struct cancel_sem {
   sem_t s;
   int timed;
