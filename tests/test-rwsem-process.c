@@ -528,8 +528,12 @@ START_TEST(robust_holder_with_another_stamp_is_dead)
     shared_free(g);
     return;
   }
-  /* 1..63 in STAMP's place; another one is (k mod 63) + 1.  */
-  stamp = control ? real : ((real >> 22) % 63 + 1) << 22;
+  /* 1..STAMPS in STAMP's place; another one is (k mod STAMPS) + 1.  */
+  stamp =
+      control
+          ? real
+          : ((real >> FL_RWSEM_OWNER_STAMP_SHIFT) % FL_RWSEM_OWNER_STAMPS + 1)
+                << FL_RWSEM_OWNER_STAMP_SHIFT;
   __atomic_fetch_or(&g->lock.count, FL_RWSEM_WRITER, __ATOMIC_ACQ_REL);
   set(&g->lock.owner, pid | FL_RWSEM_OWNER_SLOW | stamp);
   if (control) {

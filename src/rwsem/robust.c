@@ -157,7 +157,7 @@
 #define REL FL_RWSEM_OWNER_REL
 #define MARKS FL_RWSEM_OWNER_MARKS
 #define STAMP FL_RWSEM_OWNER_STAMP
-#define STAMP_SHIFT 22
+#define STAMP_SHIFT FL_RWSEM_OWNER_STAMP_SHIFT
 #define STAMP_READ 1 /* in self_stamp: below STAMP */
 #define MIXED ((int32_t)FL_RWSEM_NS_MIXED)
 
@@ -210,7 +210,8 @@ int32_t fl_rwsem_stamp_of(int32_t tid)
   ok = fstat(fd, &st) == 0;
   close(fd);
   if (ok)
-    return (int32_t)(1 + (uint64_t)st.st_ino % 63) << STAMP_SHIFT;
+    return (int32_t)(1 + (uint64_t)st.st_ino % FL_RWSEM_OWNER_STAMPS)
+           << STAMP_SHIFT;
 #else
   (void)tid;
 #endif

@@ -46,9 +46,13 @@
  * FL_RWSEM_OWNER_SLOW, always set in a process-shared owner.  */
 #define FL_RWSEM_OWNER_TID 0x003fffff
 #define FL_RWSEM_OWNER_STAMP 0x0fc00000 /* FL_ROBUST: which thread */
-#define FL_RWSEM_OWNER_PEND 0x10000000  /* about to take WRITER */
-#define FL_RWSEM_OWNER_ROB 0x20000000   /* taking over from the dead */
-#define FL_RWSEM_OWNER_REL INT32_MIN    /* releasing (bit 31) */
+#define FL_RWSEM_OWNER_STAMP_SHIFT 22
+/* How many stamps there are: 1..FL_RWSEM_OWNER_STAMPS (0 is none).  */
+#define FL_RWSEM_OWNER_STAMPS                                                  \
+ (FL_RWSEM_OWNER_STAMP >> FL_RWSEM_OWNER_STAMP_SHIFT)
+#define FL_RWSEM_OWNER_PEND 0x10000000 /* about to take WRITER */
+#define FL_RWSEM_OWNER_ROB 0x20000000  /* taking over from the dead */
+#define FL_RWSEM_OWNER_REL INT32_MIN   /* releasing (bit 31) */
 #define FL_RWSEM_OWNER_MARKS                                                   \
  (FL_RWSEM_OWNER_PEND | FL_RWSEM_OWNER_ROB | FL_RWSEM_OWNER_REL)
 
